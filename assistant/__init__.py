@@ -1,0 +1,1 @@
+"""Everything that talks to a user or a language model: CLI, API, router, front-end glue."""

@@ -1,0 +1,134 @@
+"""`gpu-advisor` command line: a thin front end over assistant.api.
+
+Exit codes: 0 success, 2 bad input (message names the value and what is accepted), 1 unexpected.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any, Sequence
+
+from tools.errors import AdvisorError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse's own messages, exit 2, no traceback
+        self.print_usage(sys.stderr)
+        self.exit(2, f"error: {message}\n")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        return float(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
+def _int(text: str) -> int:
+    try:
+        v = float(text.replace(",", "").replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v != v or v in (float("inf"), float("-inf")) or v != int(v):
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer")
+    return int(v)
+
+
+def _add_model_args(p: argparse.ArgumentParser) -> None:
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--model", help="catalog name, e.g. llama-3.1-8b or meta-llama/Llama-3.1-8B")
+    g.add_argument("--config", help="path to a Hugging Face config.json")
+    g.add_argument("--params-b", type=_positive_float, help="parameter count in billions (rough estimate)")
+
+
+def _add_vram(sub: Any) -> None:
+    p = sub.add_parser("vram", help="per-GPU memory for inference, full fine-tuning, LoRA or QLoRA",
+                       description="Estimate per-GPU memory (decimal GB) split into components.")
+    _add_model_args(p)
+    p.add_argument("--method", default="inference", help="inference | full | lora | qlora (default inference)")
+    p.add_argument("--precision", "--weight-precision", dest="weight_precision",
+                   help="weights: fp32 bf16 fp16 fp8 int8 int4 nf4 fp4, or GGUF q4_0 q4_k_m q5_k_m q6_k q8_0 f16")
+    p.add_argument("--double-quant", action="store_true", default=None, help="nf4/fp4 double quantisation")
+    p.add_argument("--training-precision", help="mixed (fp32 master + optimizer) | bf16 (all bf16); default mixed")
+    p.add_argument("--optimizer", help="adamw | adamw8bit | paged-adamw8bit | sgd | adafactor (default adamw)")
+    p.add_argument("--batch", type=_int, help="micro-batch (training) or concurrent sequences (inference); default 1")
+    p.add_argument("--seq-len", type=_int, help="tokens per sequence (inference: prompt + output); default 2048")
+    p.add_argument("--grad-checkpointing", action=argparse.BooleanOptionalAction, default=None,
+                   help="activation checkpointing (default: on for qlora, off otherwise)")
+    p.add_argument("--attention", help="sdpa (default, flash/memory-efficient) | eager")
+    p.add_argument("--lora-rank", type=_int, help="LoRA rank (default 8)")
+    p.add_argument("--lora-targets", help="comma list of q,k,v,o,gate,up,down, attn, mlp or all-linear (default q,v)")
+    p.add_argument("--gpus", type=_int, help="number of GPUs (default 1)")
+    p.add_argument("--sharding", help="training: none | zero1 | zero2 | zero3 | fsdp (default none)")
+    p.add_argument("--tensor-parallel", type=_int, help="inference: tensor-parallel degree (default --gpus)")
+    p.add_argument("--kv-precision", help="KV cache: fp16 | bf16 | fp8 | int8 (default bf16)")
+    p.add_argument("--gpu", help="judge the fit against this GPU, e.g. 'RTX 4090', H100, A100-80GB")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_run_vram)
+
+
+def _run_vram(args: argparse.Namespace) -> int:
+    from assistant import api
+
+    tp = args.tensor_parallel
+    if tp is None and args.method == "inference" and args.gpus:
+        tp = args.gpus
+    est = api.vram(
+        model=args.model, config=args.config, params_b=args.params_b, gpu=args.gpu,
+        method=args.method, weight_precision=args.weight_precision, double_quant=args.double_quant,
+        training_precision=args.training_precision, optimizer=args.optimizer, batch=args.batch,
+        seq_len=args.seq_len, grad_checkpointing=args.grad_checkpointing, attention=args.attention,
+        lora_rank=args.lora_rank, lora_targets=args.lora_targets, gpus=args.gpus,
+        sharding=args.sharding, tensor_parallel=tp, kv_precision=args.kv_precision,
+    )
+    if args.json:
+        print(json.dumps(est.to_json_dict(), indent=2))
+        return 0
+    print(_format_vram(est))
+    return 0
+
+
+def _format_vram(est: Any) -> str:
+    from assistant.formatting import table
+
+    m = est.model
+    title = f"{m['name']} ({m['params_b']:.2f}B params{', MoE' if m['moe'] else ''}) - {est.inputs['method']}"
+    rows = [(c.name, f"{c.gb:,.2f}", c.formula) for c in est.components]
+    rows.append(("total", f"{est.total_gb:,.2f}", "per GPU"))
+    lines = [title, table(("component", "GB", "formula"), rows, align="lrl")]
+    if est.fit is not None:
+        f = est.fit
+        verdict = "FITS" if f.fits else "DOES NOT FIT"
+        rel = "left" if f.fits else "short"
+        lines.append(f"{verdict} on {f.gpu}: {est.total_gb:,.2f} GB of {f.gpu_memory_gb:,.2f} GB "
+                     f"({abs(f.headroom_gb):,.2f} GB / {abs(f.headroom_pct):.1f}% {rel})")
+    lines.append("Assumptions:")
+    lines += [f"  - {a}" for a in est.assumptions]
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="gpu-advisor",
+                     description="Which cloud GPU to rent for LLM work: will it fit, how fast, what it costs.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    _add_vram(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except AdvisorError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

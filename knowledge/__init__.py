@@ -1,0 +1,1 @@
+"""Reference data (models, GPUs, guides, prices) and the code that loads it."""

@@ -1,0 +1,243 @@
+"""Load the model and GPU catalogs (CSV files beside this module) and resolve names forgivingly.
+
+`resolve_model("meta-llama/Meta-Llama-3.1-8B-Instruct")`, `resolve_model("Llama 3.1 8B")` and
+`resolve_model("llama-3.1-8b")` all return the same ModelArch; an unknown name raises
+UnknownModel with the closest known names.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DATA_DIR",
+    "GpuMatch",
+    "load_diffusion_models",
+    "load_gpus",
+    "load_models",
+    "model_from_config_file",
+    "resolve_gpu",
+    "resolve_model",
+]
+
+import csv
+import difflib
+import json
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from tools.errors import ConfigError, UnknownGpu, UnknownModel
+from tools.hf_config import arch_from_hf_config
+from tools.schemas import DiffusionComponent, GpuSpec, ModelArch
+
+DATA_DIR = Path(__file__).resolve().parent
+
+_BOOL = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False, "": False}
+
+
+def _read_csv(name: str) -> list[dict[str, str]]:
+    with open(DATA_DIR / name, newline="", encoding="utf-8") as fh:
+        return [{k: (v or "").strip() for k, v in row.items() if k} for row in csv.DictReader(fh)]
+
+
+def _num(v: str) -> float | None:
+    v = v.strip().replace(",", "")
+    if not v:
+        return None
+    m = re.match(r"^-?\d+(\.\d+)?", v)  # "350-400" -> 350; "300 (per direction)" -> 300
+    return float(m.group(0)) if m else None
+
+
+def _coerce_model_row(row: dict[str, str]) -> dict[str, Any]:
+    fields = ModelArch.model_fields
+    out: dict[str, Any] = {}
+    for k, v in row.items():
+        if k not in fields:
+            continue
+        ann = fields[k].annotation
+        if ann is bool:
+            out[k] = _BOOL.get(v.lower(), False)
+        elif ann is int:
+            n = _num(v)
+            if n is not None:
+                out[k] = int(n)
+        elif ann is float:
+            n = _num(v)
+            if n is not None:
+                out[k] = n
+        elif v:
+            out[k] = v
+    return out
+
+
+@lru_cache(maxsize=1)
+def load_models() -> tuple[ModelArch, ...]:
+    """Every LLM in knowledge/models.csv, validated."""
+    return tuple(ModelArch(**_coerce_model_row(r)) for r in _read_csv("models.csv"))
+
+
+@lru_cache(maxsize=1)
+def load_diffusion_models() -> dict[str, tuple[DiffusionComponent, ...]]:
+    """Image-generation pipelines from knowledge/diffusion_models.csv, keyed by model id."""
+    out: dict[str, list[DiffusionComponent]] = {}
+    for r in _read_csv("diffusion_models.csv"):
+        pm = _num(r.get("params_m", ""))
+        if pm is None:
+            continue
+        comp = DiffusionComponent(model_id=r["model_id"], model_name=r["model_name"],
+                                  component=r["component"], component_class=r.get("component_class", ""),
+                                  params_m=pm, default_dtype=r.get("default_dtype") or "bf16",
+                                  source=r.get("source", ""))
+        out.setdefault(comp.model_id, []).append(comp)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+_MODEL_NOISE = re.compile(r"\b(instruct|chat|hf|it|base|pretrained|fp16|bf16)\b")
+
+
+def _model_key(name: str) -> str:
+    s = str(name).strip().lower()
+    s = s.rsplit("/", 1)[-1]
+    s = re.sub(r"^meta[-_ ]", "", s)
+    s = re.sub(r"[-_\s]+", " ", s)
+    s = _MODEL_NOISE.sub(" ", s)
+    return re.sub(r"[\s]+", "", s)
+
+
+@lru_cache(maxsize=1)
+def _model_index() -> dict[str, ModelArch]:
+    idx: dict[str, ModelArch] = {}
+    for m in load_models():
+        for k in (m.id, m.name, m.hf_repo, *_aliases_of(m)):
+            if k:
+                idx.setdefault(_model_key(k), m)
+    return idx
+
+
+@lru_cache(maxsize=1)
+def _alias_table() -> dict[str, tuple[str, ...]]:
+    return {r["id"]: tuple(a.strip() for a in r.get("aliases", "").split(";") if a.strip())
+            for r in _read_csv("models.csv")}
+
+
+def _aliases_of(m: ModelArch) -> tuple[str, ...]:
+    return _alias_table().get(m.id, ())
+
+
+def resolve_model(name: str) -> ModelArch:
+    """Find a catalog model by id, display name, Hugging Face repo or alias.
+
+    Raises:
+        UnknownModel: with up to five closest known names.
+    """
+    key = _model_key(name)
+    idx = _model_index()
+    if key in idx:
+        return idx[key]
+    close = difflib.get_close_matches(key, list(idx), n=12, cutoff=0.6)
+    names: list[str] = []
+    for k in close:
+        if idx[k].id not in names:
+            names.append(idx[k].id)
+    raise UnknownModel(str(name), names[:5])
+
+
+def model_from_config_file(path: str | Path) -> ModelArch:
+    """Read a Hugging Face config.json from disk into a ModelArch.
+
+    Raises:
+        ConfigError: unreadable file, invalid JSON or an unsupported architecture.
+    """
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"Cannot read config file {str(path)!r}: {exc.__class__.__name__}") from None
+    try:
+        cfg = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{str(path)!r} is not valid JSON (line {exc.lineno}: {exc.msg})") from None
+    return arch_from_hf_config(cfg, name=p.name if p.name != "config.json" else str(p))
+
+
+# ---- GPUs -------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def load_gpus() -> tuple[GpuSpec, ...]:
+    """Every GPU in knowledge/gpus.csv, validated (blank = unknown)."""
+    out = []
+    for r in _read_csv("gpus.csv"):
+        vals: dict[str, Any] = {}
+        for k, f in GpuSpec.model_fields.items():
+            v = r.get(k, "")
+            if k == "aliases":
+                vals[k] = tuple(a.strip() for a in v.split(";") if a.strip())
+            elif k == "family_default":
+                vals[k] = _BOOL.get(v.lower(), False)
+            elif f.annotation == (float | None):
+                vals[k] = _num(v)
+            else:
+                vals[k] = v
+        out.append(GpuSpec(**vals))
+    return tuple(out)
+
+
+def _gpu_key(name: str) -> str:
+    s = str(name).strip().lower()
+    s = re.sub(r"\b(nvidia|geforce|amd|instinct|tesla|intel|gpu|card)\b", " ", s)
+    return re.sub(r"[^a-z0-9]+", "", s)
+
+
+@dataclass(frozen=True)
+class GpuMatch:
+    """A resolved GPU; `variants` lists the other members when a short family name was given."""
+
+    gpu: GpuSpec
+    query: str
+    variants: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def note(self) -> str:
+        if not self.variants:
+            return ""
+        return (f"'{self.query}' is ambiguous; using {self.gpu.name}. "
+                f"Variants: {', '.join(self.variants)}.")
+
+
+@lru_cache(maxsize=1)
+def _gpu_index() -> tuple[dict[str, GpuSpec], dict[str, list[GpuSpec]]]:
+    exact: dict[str, GpuSpec] = {}
+    families: dict[str, list[GpuSpec]] = {}
+    for g in load_gpus():
+        for k in (g.id, g.name, *g.aliases):
+            exact.setdefault(_gpu_key(k), g)
+        if g.family:
+            families.setdefault(_gpu_key(g.family), []).append(g)
+    return exact, families
+
+
+def resolve_gpu(name: str) -> GpuMatch:
+    """Find a GPU by id, name, alias (cloud catalog names too) or family.
+
+    A family name ("H100", "A100", "V100") resolves to the family's default member, and the
+    match lists the variants so the answer can say which was picked.
+
+    Raises:
+        UnknownGpu: with up to five closest known names.
+    """
+    key = _gpu_key(name)
+    exact, families = _gpu_index()
+    if key in families:
+        members = families[key]
+        default = next((g for g in members if g.family_default), members[0])
+        return GpuMatch(default, str(name).strip(), tuple(g.name for g in members if g is not default))
+    if key in exact:
+        return GpuMatch(exact[key], str(name).strip())
+    close = difflib.get_close_matches(key, list(exact), n=12, cutoff=0.5)
+    names: list[str] = []
+    for k in close:
+        if exact[k].name not in names:
+            names.append(exact[k].name)
+    raise UnknownGpu(str(name), names[:5])

@@ -1,0 +1,1 @@
+"""Pure computation: pydantic models in, pydantic models out; no I/O, no LLM."""

@@ -1,0 +1,49 @@
+"""Typed errors raised by the tools. Messages name the value and what is accepted."""
+
+from __future__ import annotations
+
+__all__ = ["AdvisorError", "InvalidInput", "InvalidCombination", "UnknownModel", "UnknownGpu", "ConfigError"]
+
+
+class AdvisorError(Exception):
+    """Base class: every message is meant to be shown to the user as it is."""
+
+
+class InvalidInput(AdvisorError, ValueError):
+    """A value outside what the tool accepts."""
+
+    def __init__(self, field: str, value: object, accepted: str):
+        self.field, self.value, self.accepted = field, value, accepted
+        super().__init__(f"Invalid {field}: {value!r}. Accepted: {accepted}.")
+
+
+class InvalidCombination(AdvisorError, ValueError):
+    """Values that are each valid but cannot be used together."""
+
+
+class _UnknownName(AdvisorError, LookupError):
+    kind = "name"
+    hint = ""
+
+    def __init__(self, name: str, suggestions: list[str]):
+        self.name, self.suggestions = name, list(suggestions)
+        msg = f"Unknown {self.kind} {name!r}."
+        if self.suggestions:
+            msg += " Closest known: " + ", ".join(self.suggestions) + "."
+        if self.hint:
+            msg += " " + self.hint
+        super().__init__(msg)
+
+
+class UnknownModel(_UnknownName):
+    kind = "model"
+    hint = "Give the parameter count (--params-b) or a Hugging Face config.json (--config)."
+
+
+class UnknownGpu(_UnknownName):
+    kind = "GPU"
+    hint = "Run `gpu-advisor gpus` to list the GPUs the advisor knows."
+
+
+class ConfigError(AdvisorError, ValueError):
+    """A config.json that cannot be read as a known architecture."""

@@ -1,0 +1,309 @@
+"""Pydantic models shared by the tools: model architectures, requests and estimates.
+
+Every numeric field carries its unit in its name (`_gb` = 10**9 bytes, `_b` = billions).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ATTENTION_KINDS",
+    "LORA_TARGETS",
+    "METHODS",
+    "OPTIMIZERS",
+    "SHARDINGS",
+    "TRAINING_PRECISIONS",
+    "KV_PRECISIONS",
+    "ModelArch",
+    "DiffusionComponent",
+    "MemoryComponent",
+    "FitVerdict",
+    "GpuMemory",
+    "GpuSpec",
+    "VramRequest",
+    "VramEstimate",
+    "validated",
+]
+
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from tools.errors import InvalidCombination, InvalidInput
+from tools.units import WEIGHT_FORMATS, weight_format
+
+METHODS = ("inference", "full", "lora", "qlora")
+TRAINING_PRECISIONS = ("mixed", "bf16")
+OPTIMIZERS = ("adamw", "adamw8bit", "paged-adamw8bit", "sgd", "adafactor")
+SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
+KV_PRECISIONS = ("fp16", "bf16", "fp8", "int8")
+ATTENTION_KINDS = ("MHA", "GQA", "MQA", "MLA")
+LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
+
+MAX_PARAMS_B = 1_000_000.0  # one quadrillion parameters: beyond any model, still finite arithmetic
+MAX_SEQ_LEN = 100_000_000
+MAX_BATCH = 1_000_000
+MAX_GPUS = 4096
+
+
+class ModelArch(BaseModel):
+    """Architecture numbers of a decoder-only transformer, as in its Hugging Face config.json."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    hf_repo: str = ""
+    model_type: str = ""
+    num_layers: int = Field(ge=1, le=100_000)
+    hidden_size: int = Field(ge=1, le=10_000_000)
+    num_attention_heads: int = Field(ge=1, le=100_000)
+    num_kv_heads: int = Field(ge=1, le=100_000)
+    head_dim: int = Field(ge=1, le=100_000)
+    intermediate_size: int = Field(ge=1, le=100_000_000)
+    vocab_size: int = Field(ge=1, le=100_000_000)
+    tied_embeddings: bool = False
+    gated_mlp: bool = True
+    num_experts: int = Field(0, ge=0, le=100_000)
+    experts_per_token: int = Field(0, ge=0, le=100_000)
+    moe_intermediate_size: int = Field(0, ge=0, le=100_000_000)
+    num_shared_experts: int = Field(0, ge=0, le=1000)
+    first_dense_layers: int = Field(0, ge=0)
+    attention_kind: Literal["MHA", "GQA", "MQA", "MLA"] = "GQA"
+    kv_lora_rank: int = Field(0, ge=0)
+    q_lora_rank: int = Field(0, ge=0)
+    qk_rope_head_dim: int = Field(0, ge=0)
+    qk_nope_head_dim: int = Field(0, ge=0)
+    v_head_dim: int = Field(0, ge=0)
+    sliding_window: int = Field(0, ge=0)
+    local_layer_fraction: float = Field(0.0, ge=0.0, le=1.0)
+    qkv_bias: bool = False
+    max_context: int = Field(0, ge=0)
+    params_reported_b: float = Field(0.0, ge=0.0)
+    source: str = ""
+    rough: bool = Field(False, description="True when built from a parameter count alone")
+
+    @property
+    def is_moe(self) -> bool:
+        return self.num_experts > 0
+
+
+class DiffusionComponent(BaseModel):
+    """One component (UNet/DiT, text encoder, VAE) of an image-generation pipeline."""
+
+    model_config = ConfigDict(frozen=True)
+
+    model_id: str
+    model_name: str
+    component: str
+    component_class: str = ""
+    params_m: float = Field(gt=0)
+    default_dtype: str = "bf16"
+    source: str = ""
+
+
+class MemoryComponent(BaseModel):
+    """One named part of the per-GPU memory, with its formula in words and its source."""
+
+    name: str
+    gb: float = Field(ge=0)
+    formula: str
+    source: str
+
+
+class GpuSpec(BaseModel):
+    """One GPU model's hardware facts. None = not found in any cited source (unknown, not zero)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    aliases: tuple[str, ...] = ()
+    family: str = ""
+    family_default: bool = False
+    vendor: str = ""
+    memory_gib: float | None = Field(None, gt=0, description="vendor 'GB' figure; vendors and nvidia-smi count GiB")
+    memory_type: str = ""
+    mem_bandwidth_gb_per_s: float | None = Field(None, gt=0)
+    bf16_dense_tflops: float | None = Field(None, gt=0)
+    fp8_dense_tflops: float | None = Field(None, gt=0)
+    int8_dense_tops: float | None = Field(None, gt=0)
+    fp32_tflops: float | None = Field(None, gt=0)
+    interconnect: str = ""
+    interconnect_gb_per_s: float | None = Field(None, gt=0)
+    architecture: str = ""
+    source: str = ""
+    notes: str = ""
+
+    @property
+    def memory_gb(self) -> float | None:
+        """Memory in decimal GB (10^9 bytes)."""
+        return None if self.memory_gib is None else self.memory_gib * 2**30 / 1e9
+
+    def as_gpu_memory(self) -> "GpuMemory | None":
+        gb = self.memory_gb
+        return None if gb is None else GpuMemory(name=self.name, memory_gb=gb)
+
+
+class GpuMemory(BaseModel):
+    """The part of a GPU the VRAM verdict needs: its name and memory."""
+
+    name: str
+    memory_gb: float = Field(gt=0)
+
+
+class FitVerdict(BaseModel):
+    gpu: str
+    gpu_memory_gb: float
+    fits: bool
+    headroom_gb: float
+    headroom_pct: float
+
+
+class VramRequest(BaseModel):
+    """What to size: method, precisions, batch/sequence and parallelism (per-GPU result)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    method: Literal["inference", "full", "lora", "qlora"] = Field(
+        "inference", description="inference | full | lora | qlora")
+    weight_precision: str | None = Field(
+        None, description="fp32, bf16, fp16, fp8, int8, int4, nf4, fp4 or a GGUF format "
+        "(q4_0, q4_k_m, q5_k_m, q6_k, q8_0, f16); default bf16 (nf4 for qlora)")
+    training_precision: Literal["mixed", "bf16"] = Field(
+        "mixed", description="mixed (fp32 master weights + fp32 optimizer) | bf16 (all bf16)")
+    optimizer: Literal["adamw", "adamw8bit", "paged-adamw8bit", "sgd", "adafactor"] = Field(
+        "adamw", description="adamw | adamw8bit | paged-adamw8bit | sgd | adafactor")
+    batch: int = Field(1, ge=1, le=MAX_BATCH, description="an integer from 1 to 1,000,000")
+    seq_len: int = Field(2048, ge=1, le=MAX_SEQ_LEN,
+                         description="an integer number of tokens from 1 to 100,000,000")
+    grad_checkpointing: bool | None = Field(
+        None, description="true | false; default: on for qlora, off otherwise")
+    attention: Literal["sdpa", "eager"] = Field("sdpa", description="sdpa | eager")
+    lora_rank: int = Field(8, ge=1, le=65536, description="an integer from 1 to the hidden size")
+    lora_targets: tuple[str, ...] = Field(
+        ("q", "v"), description="a comma list of q, k, v, o, gate, up, down, attn, mlp, or all-linear")
+    gpus: int = Field(1, ge=1, le=MAX_GPUS, description="an integer from 1 to 4096")
+    sharding: Literal["none", "zero1", "zero2", "zero3", "fsdp"] = Field(
+        "none", description="none | zero1 | zero2 | zero3 | fsdp")
+    tensor_parallel: int = Field(1, ge=1, le=MAX_GPUS, description="an integer from 1 to --gpus")
+    kv_precision: Literal["fp16", "bf16", "fp8", "int8"] = Field(
+        "bf16", description="fp16 | bf16 | fp8 | int8")
+    double_quant: bool = Field(False, description="true | false (nf4/fp4 only)")
+
+    @field_validator("weight_precision")
+    @classmethod
+    def _known_format(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
+        try:
+            return weight_format(v).name
+        except KeyError:
+            raise ValueError("one of " + ", ".join(WEIGHT_FORMATS)) from None
+
+    @field_validator("lora_targets", mode="before")
+    @classmethod
+    def _expand_targets(cls, v: Any) -> tuple[str, ...]:
+        items = v.split(",") if isinstance(v, str) else list(v)
+        out: list[str] = []
+        groups = {"attn": ("q", "k", "v", "o"), "mlp": ("gate", "up", "down"),
+                  "all-linear": LORA_TARGETS, "all": LORA_TARGETS}
+        aliases = {"q_proj": "q", "k_proj": "k", "v_proj": "v", "o_proj": "o", "gate_proj": "gate",
+                   "up_proj": "up", "down_proj": "down", "query": "q", "key": "k", "value": "v",
+                   "projection": "o", "attention": "attn", "all_linear": "all-linear"}
+        for raw in items:
+            t = str(raw).strip().lower()
+            if not t:
+                continue
+            t = aliases.get(t, t)
+            expanded = groups.get(t, (t,))
+            for e in expanded:
+                if e not in LORA_TARGETS:
+                    raise ValueError("a comma list of q, k, v, o, gate, up, down, attn, mlp, or all-linear")
+                if e not in out:
+                    out.append(e)
+        if not out:
+            raise ValueError("at least one of q, k, v, o, gate, up, down, attn, mlp, or all-linear")
+        return tuple(out)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "VramRequest":
+        if self.tensor_parallel > self.gpus:
+            raise ValueError(f"tensor_parallel ({self.tensor_parallel}) must not exceed gpus ({self.gpus})")
+        if self.method == "inference" and self.sharding != "none":
+            raise ValueError("sharding applies to training; use tensor_parallel for inference")
+        if self.method != "inference" and self.tensor_parallel > 1:
+            raise ValueError("tensor_parallel applies to inference; use sharding (zero1-3, fsdp) for training")
+        fmt = weight_format(self.resolved_weight_precision)
+        if self.method == "qlora" and fmt.bits_per_param > 4.01:
+            raise ValueError("qlora loads the base model in 4-bit: use nf4, fp4 or int4")
+        if self.method == "full" and fmt.is_quantized:
+            raise ValueError("full fine-tuning trains the weights themselves: use fp32, bf16 or fp16")
+        if self.double_quant and fmt.name not in ("nf4", "fp4"):
+            raise ValueError("double_quant applies to nf4/fp4 weights only")
+        return self
+
+    @property
+    def resolved_weight_precision(self) -> str:
+        if self.weight_precision:
+            return self.weight_precision
+        return "nf4" if self.method == "qlora" else "bf16"
+
+    @property
+    def resolved_grad_checkpointing(self) -> bool:
+        if self.grad_checkpointing is None:
+            return self.method == "qlora"
+        return self.grad_checkpointing
+
+
+class VramEstimate(BaseModel):
+    """Per-GPU memory estimate, decimal GB, split into named components."""
+
+    total_gb: float
+    components_gb: dict[str, float]
+    components: list[MemoryComponent]
+    model: dict[str, Any]
+    inputs: dict[str, Any]
+    assumptions: list[str]
+    fit: FitVerdict | None = None
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The CLI's --json contract: total_gb, components_gb, model, inputs, assumptions[, fit]."""
+        out: dict[str, Any] = {
+            "total_gb": self.total_gb,
+            "components_gb": self.components_gb,
+            "model": self.model,
+            "inputs": self.inputs,
+            "assumptions": self.assumptions,
+            "formulas": {c.name: {"formula": c.formula, "source": c.source} for c in self.components},
+        }
+        if self.fit is not None:
+            out["fit"] = self.fit.model_dump()
+        return out
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def validated(model_cls: type[M], **values: Any) -> M:
+    """Build a pydantic model, turning the first validation error into InvalidInput.
+
+    The message names the field, the value given and what is accepted (the field's description
+    or pydantic's own constraint text), so every front end can show it as it is.
+    """
+    try:
+        return model_cls(**values)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = err.get("loc") or ()
+        field = str(loc[0]) if loc else "input"
+        value = values.get(field, err.get("input"))
+        accepted = ""
+        info = model_cls.model_fields.get(field)
+        if info is not None and info.description:
+            accepted = info.description
+        msg = str(err.get("msg", "")).removeprefix("Value error, ")
+        if not loc:  # a model-level rule: its message says it all
+            raise InvalidCombination(f"Invalid combination of inputs: {msg}.") from None
+        if accepted and msg and not msg.startswith(("Input should", "Field required")):
+            accepted = msg
+        raise InvalidInput(field, value, accepted or msg) from None
