@@ -93,7 +93,8 @@ def load_diffusion_models() -> dict[str, tuple[DiffusionComponent, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
-_MODEL_NOISE = re.compile(r"\b(instruct|chat|hf|it|base|pretrained|fp16|bf16)\b")
+_MODEL_NOISE = re.compile(r"\b(instruct|chat|hf|it|base|pretrained|fp16|bf16|awq|gptq|int4|int8|gguf|fp8"
+                          r"|intermediate step \d+k \d+t)\b")
 
 
 def _model_key(name: str) -> str:

@@ -180,6 +180,8 @@ class VramRequest(BaseModel):
         None, description="true | false; default: on for qlora, off otherwise")
     attention: Literal["sdpa", "eager"] = Field("sdpa", description="sdpa | eager")
     lora_rank: int = Field(8, ge=1, le=65536, description="an integer from 1 to the hidden size")
+    lora_dropout: float = Field(0.05, ge=0.0, lt=1.0, allow_inf_nan=False,
+                                description="a dropout probability from 0 to below 1 (default 0.05)")
     lora_targets: tuple[str, ...] = Field(
         ("q", "v"), description="a comma list of q, k, v, o, gate, up, down, attn, mlp, or all-linear")
     gpus: int = Field(1, ge=1, le=MAX_GPUS, description="an integer from 1 to 4096")
@@ -189,6 +191,12 @@ class VramRequest(BaseModel):
     kv_precision: Literal["fp16", "bf16", "fp8", "int8"] = Field(
         "bf16", description="fp16 | bf16 | fp8 | int8")
     double_quant: bool = Field(False, description="true | false (nf4/fp4 only)")
+    chunked_loss: bool = Field(
+        False, description="true | false: chunked/fused cross-entropy (torchtune CEWithChunkedOutputLoss, "
+        "Unsloth, Liger) instead of materialising fp32 logits")
+    prefill_chunk_tokens: int | None = Field(
+        None, ge=1, le=MAX_SEQ_LEN, description="inference: tokens per prefill step; default the whole prompt "
+        "of one sequence (transformers); serving engines chunk (vLLM 8192, llama.cpp 512)")
 
     @field_validator("weight_precision")
     @classmethod
@@ -209,7 +217,7 @@ class VramRequest(BaseModel):
                   "all-linear": LORA_TARGETS, "all": LORA_TARGETS}
         aliases = {"q_proj": "q", "k_proj": "k", "v_proj": "v", "o_proj": "o", "gate_proj": "gate",
                    "up_proj": "up", "down_proj": "down", "query": "q", "key": "k", "value": "v",
-                   "projection": "o", "attention": "attn", "all_linear": "all-linear"}
+                   "projection": "o", "attention": "attn", "all_linear": "all-linear", "head": "lm_head"}
         for raw in items:
             t = str(raw).strip().lower()
             if not t:
@@ -217,12 +225,12 @@ class VramRequest(BaseModel):
             t = aliases.get(t, t)
             expanded = groups.get(t, (t,))
             for e in expanded:
-                if e not in LORA_TARGETS:
-                    raise ValueError("a comma list of q, k, v, o, gate, up, down, attn, mlp, or all-linear")
+                if e not in LORA_TARGETS and e != "lm_head":
+                    raise ValueError("a comma list of q, k, v, o, gate, up, down, lm_head, attn, mlp, or all-linear")
                 if e not in out:
                     out.append(e)
         if not out:
-            raise ValueError("at least one of q, k, v, o, gate, up, down, attn, mlp, or all-linear")
+            raise ValueError("at least one of q, k, v, o, gate, up, down, lm_head, attn, mlp, or all-linear")
         return tuple(out)
 
     @model_validator(mode="after")

@@ -29,53 +29,60 @@ class _Calibration:
     cuda_context_gb: float = 0.5
     # Caching-allocator reserve over the allocated peak (reserved - allocated), fraction.
     allocator_reserve_fraction: float = 0.05
-    # Engines prefill in chunks (vLLM/SGLang chunked prefill, default 8192 batched tokens).
-    prefill_chunk_tokens: int = 8192
     # Bytes per (token x vocabulary entry) kept for the loss: bf16 logits (2) + fp32 upcast
     # for the cross-entropy (4) (transformers ForCausalLMLoss upcasts logits to fp32).
     loss_bytes_per_logit: float = 6.0
+    # Chunked cross-entropy keeps the bf16 logits (2) and upcasts one of 8 chunks at a time (4/8).
+    chunked_loss_bytes_per_logit: float = 2.0 + 4.0 / 8
 
 
 _CAL = _Calibration()
 
 
-def _layer_activation_bytes_per_token(a: ModelArch, req: VramRequest, trainable_weights: bool,
-                                      targets: tuple[str, ...]) -> float:
+def _layer_activation_bytes_per_token(a: ModelArch, req: VramRequest, saves_linear_inputs: bool) -> float:
     """Bytes one transformer layer saves for the backward pass, per token (16-bit activations).
 
     Tensor-by-tensor count of what autograd keeps (Korthikanti et al. 2022, "Reducing Activation
     Recomputation in Large Transformer Models", sec. 4.1, extended to RMSNorm, GQA and gated MLPs):
-    - each RMSNorm keeps its fp32 input (4h) and, when its weight trains, its 16-bit output (2h);
+    - each RMSNorm keeps its fp32 input (4h; HF/litgpt/torchtune norms compute in fp32);
     - attention (SDPA/flash) keeps q, k, v with k/v expanded to all heads, its output and the
-      fp32 log-sum-exp: 2*(4 * n_heads * head_dim) + 4 * n_heads; the o_proj input (2 * n_heads
-      * head_dim) is kept when o_proj's weight trains; eager attention also keeps the softmax
-      (fp32 + 16-bit copy: 6 * n_heads * seq_len);
-    - a gated MLP keeps gate, up and SiLU outputs (3 * 2I) and the down_proj input (2I) when
-      down_proj trains; a plain MLP keeps fc1 and GELU outputs (2 * 2I);
-    - MoE: each token's `experts_per_token` expert MLPs plus fp32 router logits.
-    Frozen linear layers do not keep their input (autograd saves an input only for its weight's
-    gradient); with LoRA the adapter's input is kept instead (shared with the layer input).
+      fp32 log-sum-exp: 2*(4 * n_heads * head_dim) + 4 * n_heads; eager attention also keeps
+      the softmax (fp32 + 16-bit copy: 6 * n_heads * seq_len);
+    - a gated MLP keeps gate, up and SiLU outputs (3 * 2I); a plain MLP keeps fc1 output (2I);
+    - MoE: each token's `experts_per_token` expert MLPs, its routed copies and fp32 router logits;
+    - the inputs of the linear layers (norm outputs 2h each, o_proj input, down_proj/fc2 input 2I)
+      when the layer's weight trains (full fine-tuning) or when a bitsandbytes 4/8-bit layer saves
+      its input for the backward (bnb MatMul4Bit/MatMul8bitLt keep `A`): `saves_linear_inputs`;
+    - LoRA with dropout p > 0: each adapted linear keeps its dropout output and mask (3 bytes x
+      in_features); with p = 0 the adapter shares the layer input, kept once.
+    Frozen plain linear layers keep no input: autograd saves an input only for its weight's gradient.
     """
     h = a.hidden_size
     if a.attention_kind == "MLA":
         q_width = a.num_attention_heads * (a.qk_nope_head_dim + a.qk_rope_head_dim)
-        kv_width = 2 * q_width
         o_width = a.num_attention_heads * a.v_head_dim
     else:
         q_width = a.num_attention_heads * a.head_dim
-        kv_width = 2 * q_width  # k and v expanded to every query head before SDPA
         o_width = q_width
-    trains = (lambda t: True) if trainable_weights else (lambda t: t in targets)
-    attn_in_needed = trainable_weights or any(t in targets for t in ("q", "k", "v"))
-    mlp_in_needed = trainable_weights or any(t in targets for t in ("gate", "up"))
-    total = 0.0
-    total += 4 * h + (2 * h if attn_in_needed else 0)  # norm 1
-    total += 2 * (q_width + kv_width + o_width) + 4 * a.num_attention_heads  # SDPA saves
-    if trains("o"):
-        total += 2 * o_width
+    kv_width = 2 * q_width  # k and v expanded to every query head before SDPA
+    targets = req.lora_targets if req.method in ("lora", "qlora") else ()
+    dropout = req.lora_dropout > 0 and bool(targets)
+    linears = {x.target: x for x in block_linears(a)}
+
+    def linear_input(target: str, width: float) -> float:
+        """Bytes kept for one linear's input: by the layer itself or by its adapter."""
+        if saves_linear_inputs or (target in targets and not dropout):
+            return 2.0 * width
+        return 0.0
+
+    total = 4.0 * h  # norm 1: fp32 input
+    total += max(linear_input(t, h) for t in ("q", "k", "v"))  # q/k/v share one input tensor
+    total += 2.0 * (q_width + kv_width + o_width) + 4.0 * a.num_attention_heads  # SDPA saves
+    total += linear_input("o", o_width)
     if req.attention == "eager":
         total += 6.0 * a.num_attention_heads * req.seq_len
-    total += 4 * h + (2 * h if mlp_in_needed else 0)  # norm 2
+    total += 4.0 * h  # norm 2
+    total += max(linear_input(t, h) for t in ("gate", "up"))
     if a.is_moe:
         dense_frac = min(a.first_dense_layers, a.num_layers) / a.num_layers
         expert_i = a.moe_intermediate_size or a.intermediate_size
@@ -88,11 +95,10 @@ def _layer_activation_bytes_per_token(a: ModelArch, req: VramRequest, trainable_
     for inter, weight in mlp_widths:
         if not inter or not weight:
             continue
-        if a.gated_mlp:
-            per = 3 * 2 * inter + (2 * inter if trains("down") else 0)
-        else:
-            per = 2 * inter + (2 * inter if trains("down") else 0)
+        per = (3 if a.gated_mlp else 1) * 2.0 * inter + linear_input("down", inter)
         total += weight * per
+    if dropout:
+        total += sum(3.0 * x.in_features * x.active_copies for t, x in linears.items() if t in targets)
     return total
 
 
@@ -104,7 +110,8 @@ def lora_param_count(a: ModelArch, rank: int, targets: tuple[str, ...]) -> float
     """
     per_layer = sum(rank * (x.in_features + x.out_features) * x.copies
                     for x in block_linears(a) if x.target in targets)
-    return per_layer * a.num_layers
+    head = rank * (a.hidden_size + a.vocab_size) if "lm_head" in targets else 0
+    return per_layer * a.num_layers + head
 
 
 def kv_cache_bytes_per_token(a: ModelArch, kv_bytes: float, tensor_parallel: int = 1) -> float:
@@ -285,7 +292,8 @@ def estimate_vram(a: ModelArch, req: VramRequest, gpu: GpuMemory | None = None) 
     # --- activations, logits, KV cache ---------------------------------------------------------
     if training:
         ckpt = req.resolved_grad_checkpointing
-        per_layer = _layer_activation_bytes_per_token(a, req, method == "full", targets)
+        bnb_frozen = method in ("lora", "qlora") and fmt.name in ("nf4", "fp4", "int8")
+        per_layer = _layer_activation_bytes_per_token(a, req, method == "full" or bnb_frozen)
         if ckpt:
             act = tokens * (a.num_layers * 2.0 * a.hidden_size + 2 * per_layer)
             act_formula = (f"checkpointing: {a.num_layers} layers x batch x seq x 2h B (layer inputs) "
@@ -295,9 +303,15 @@ def estimate_vram(a: ModelArch, req: VramRequest, gpu: GpuMemory | None = None) 
             act_formula = f"batch {req.batch} x seq {req.seq_len} x {a.num_layers} layers x {per_layer / 1e3:.0f} kB/token/layer"
         add("activations", act, act_formula,
             "Korthikanti et al. 2022 sec. 4.1 per-tensor count, adapted (see tools.vram docstring)")
-        add("logits", tokens * a.vocab_size * _CAL.loss_bytes_per_logit,
-            f"batch x seq x vocab {a.vocab_size:,} x {_CAL.loss_bytes_per_logit:g} B (bf16 logits + fp32 loss upcast)",
-            "transformers ForCausalLMLoss: logits.float() before cross_entropy")
+        if req.chunked_loss:
+            add("logits", tokens * a.vocab_size * _CAL.chunked_loss_bytes_per_logit,
+                f"batch x seq x vocab {a.vocab_size:,} x {_CAL.chunked_loss_bytes_per_logit:g} B "
+                "(bf16 logits + one fp32 chunk of 8)",
+                "torchtune CEWithChunkedOutputLoss (8 chunks upcast one at a time)")
+        else:
+            add("logits", tokens * a.vocab_size * _CAL.loss_bytes_per_logit,
+                f"batch x seq x vocab {a.vocab_size:,} x {_CAL.loss_bytes_per_logit:g} B (bf16 logits + fp32 loss upcast)",
+                "transformers ForCausalLMLoss: logits.float() before cross_entropy")
     else:
         kv_b = dtype_bytes(req.kv_precision)
         per_tok = kv_cache_bytes_per_token(a, kv_b, tp)
@@ -310,14 +324,15 @@ def estimate_vram(a: ModelArch, req: VramRequest, gpu: GpuMemory | None = None) 
         add("kv_cache", req.batch * eff * per_tok,
             f"batch {req.batch} x {req.seq_len:,} tokens x {per_tok / 1e3:.1f} kB/token ({req.kv_precision}){kv_note}",
             "2 x kv_heads x head_dim x bytes x layers per token (vLLM/PagedAttention sizing); MLA latent for DeepSeek")
-        chunk = min(tokens, _CAL.prefill_chunk_tokens)
+        chunk = float(min(req.seq_len, req.prefill_chunk_tokens or req.seq_len))
         h = a.hidden_size
         q_width = a.num_attention_heads * a.head_dim
         inter = (a.moe_intermediate_size or a.intermediate_size) * max(1, a.experts_per_token) if a.is_moe else a.intermediate_size
         per_tok_act = 2.0 * (3 * h + q_width * 2 + (3 if a.gated_mlp else 2) * inter) / tp
         add("activations", chunk * per_tok_act + req.batch * a.vocab_size * 4.0,
-            f"prefill workspace for {chunk:,.0f} tokens (one layer at a time) + fp32 logits for the last token",
-            "chunked prefill as in vLLM/SGLang (max 8192 batched tokens)")
+            f"prefill workspace for {chunk:,.0f} tokens (hidden, q/k/v, MLP intermediates of one layer) "
+            "+ fp32 logits for the last token of each sequence",
+            "one sequence's prompt per forward (transformers generate); vLLM/SGLang chunk it (8192 tokens)")
 
     allocated = sum(c.gb for c in comps)
     add("cuda_context", (_CAL.cuda_context_gb + _CAL.allocator_reserve_fraction * allocated) * 1e9,
@@ -356,12 +371,14 @@ def _inputs_dict(req: VramRequest) -> dict:
     d["grad_checkpointing"] = req.resolved_grad_checkpointing if req.method != "inference" else None
     d["lora_targets"] = list(req.lora_targets)
     if req.method not in ("lora", "qlora"):
-        d.pop("lora_rank"), d.pop("lora_targets")
+        for k in ("lora_rank", "lora_targets", "lora_dropout"):
+            d.pop(k)
     if req.method == "inference":
-        for k in ("training_precision", "optimizer", "sharding", "grad_checkpointing"):
+        for k in ("training_precision", "optimizer", "sharding", "grad_checkpointing", "chunked_loss"):
             d.pop(k)
     else:
-        d.pop("kv_precision"), d.pop("tensor_parallel")
+        for k in ("kv_precision", "tensor_parallel", "prefill_chunk_tokens"):
+            d.pop(k)
     return d
 
 
@@ -375,8 +392,9 @@ def _assumptions(a: ModelArch, req: VramRequest, fmt: WeightFormat, counts: Para
                    f"{counts.active_b:.1f}B are active per token.")
     if req.method == "inference":
         out.append(f"KV cache for {req.batch} sequence(s) of {req.seq_len:,} tokens (prompt + output) in {req.kv_precision}.")
-        out.append("Prefill in chunks of up to 8,192 tokens as vLLM/SGLang do; engines that pre-allocate "
-                   "(vLLM gpu_memory_utilization=0.9) reserve more than this.")
+        out.append("Prefill workspace for " + (f"chunks of {req.prefill_chunk_tokens:,} tokens"
+                   if req.prefill_chunk_tokens else "one sequence's whole prompt at once (transformers)")
+                   + "; engines that pre-allocate (vLLM gpu_memory_utilization=0.9) reserve more than this.")
         if req.tensor_parallel > 1:
             out.append(f"Tensor parallel over {req.tensor_parallel} GPUs: weights and KV heads split per GPU.")
     else:
@@ -389,10 +407,10 @@ def _assumptions(a: ModelArch, req: VramRequest, fmt: WeightFormat, counts: Para
                 if req.training_precision == "mixed" else
                 "bf16: weights, gradients and optimizer states all bf16 (8 B/param with AdamW)."))
         else:
-            out.append(f"LoRA rank {req.lora_rank} on {', '.join(req.lora_targets)}; adapters "
+            out.append(f"LoRA rank {req.lora_rank} on {', '.join(req.lora_targets)}, dropout {req.lora_dropout:g}; adapters "
                        + ("fp32 (mixed)." if req.training_precision == "mixed" else "bf16."))
-        out.append("Logits kept in bf16 plus an fp32 copy for the loss; frameworks with chunked "
-                   "cross-entropy (torchtune, Unsloth) need less.")
+        out.append("Logits: bf16 plus " + ("one fp32 chunk (chunked cross-entropy)." if req.chunked_loss else
+                   "an fp32 copy for the loss; chunked cross-entropy (torchtune, Unsloth) needs less."))
         if req.optimizer == "paged-adamw8bit":
             out.append("Paged AdamW 8-bit can spill optimizer states to CPU RAM under pressure; counted on the GPU here.")
         if req.sharding != "none" and req.gpus > 1:
