@@ -59,11 +59,18 @@ def _add_vram(sub: Any) -> None:
                    help="activation checkpointing (default: on for qlora, off otherwise)")
     p.add_argument("--attention", help="sdpa (default, flash/memory-efficient) | eager")
     p.add_argument("--lora-rank", type=_int, help="LoRA rank (default 8)")
-    p.add_argument("--lora-targets", help="comma list of q,k,v,o,gate,up,down, attn, mlp or all-linear (default q,v)")
+    p.add_argument("--lora-targets", help="comma list of q,k,v,o,gate,up,down,lm_head, attn, mlp or all-linear (default q,v)")
+    p.add_argument("--lora-dropout", type=_positive_float, help="LoRA dropout probability (default 0.05)")
+    p.add_argument("--chunked-loss", action="store_true", default=None,
+                   help="chunked/fused cross-entropy (torchtune, Unsloth, Liger): no full fp32 logits")
     p.add_argument("--gpus", type=_int, help="number of GPUs (default 1)")
     p.add_argument("--sharding", help="training: none | zero1 | zero2 | zero3 | fsdp (default none)")
     p.add_argument("--tensor-parallel", type=_int, help="inference: tensor-parallel degree (default --gpus)")
     p.add_argument("--kv-precision", help="KV cache: fp16 | bf16 | fp8 | int8 (default bf16)")
+    p.add_argument("--prefill-chunk", type=_int, dest="prefill_chunk_tokens",
+                   help="inference: tokens per prefill step (default: the whole prompt; vLLM uses 8192)")
+    p.add_argument("--offload-text-encoders", action="store_true",
+                   help="image pipelines: encode the prompt, then move the text encoders to CPU")
     p.add_argument("--gpu", help="judge the fit against this GPU, e.g. 'RTX 4090', H100, A100-80GB")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_run_vram)
@@ -82,6 +89,8 @@ def _run_vram(args: argparse.Namespace) -> int:
         seq_len=args.seq_len, grad_checkpointing=args.grad_checkpointing, attention=args.attention,
         lora_rank=args.lora_rank, lora_targets=args.lora_targets, gpus=args.gpus,
         sharding=args.sharding, tensor_parallel=tp, kv_precision=args.kv_precision,
+        lora_dropout=args.lora_dropout, chunked_loss=args.chunked_loss,
+        prefill_chunk_tokens=args.prefill_chunk_tokens, offload_text_encoders=args.offload_text_encoders,
     )
     if args.json:
         print(json.dumps(est.to_json_dict(), indent=2))
@@ -109,12 +118,50 @@ def _format_vram(est: Any) -> str:
     return "\n".join(lines)
 
 
+def _add_lists(sub: Any) -> None:
+    p = sub.add_parser("models", help="list the models the advisor knows")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_run_models)
+    p = sub.add_parser("gpus", help="list the GPUs the advisor knows")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_run_gpus)
+
+
+def _run_models(args: argparse.Namespace) -> int:
+    from assistant import api
+    from assistant.formatting import table
+
+    rows = api.list_models()
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        print(table(("id", "name", "params (B)", "kind"),
+                    [(r["id"], r["name"], f"{r['params_b']:.2f}", r["kind"]) for r in rows], align="llrl"))
+    return 0
+
+
+def _run_gpus(args: argparse.Namespace) -> int:
+    from assistant import api
+    from assistant.formatting import table
+
+    rows = api.list_gpus()
+    if args.json:
+        print(json.dumps(rows, indent=2))
+    else:
+        fmt = lambda v: "unknown" if v is None else f"{v:g}"
+        print(table(("id", "name", "memory (GiB)", "bandwidth (GB/s)", "aliases"),
+                    [(r["id"], r["name"], fmt(r["memory_gib"]), fmt(r["mem_bandwidth_gb_per_s"]),
+                      ", ".join(r["aliases"][:3])) for r in rows], align="llrrl"))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpu-advisor",
                      description="Which cloud GPU to rent for LLM work: will it fit, how fast, what it costs.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     _add_vram(sub)
+    _add_lists(sub)
     return parser
 
 

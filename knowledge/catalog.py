@@ -14,6 +14,7 @@ __all__ = [
     "load_gpus",
     "load_models",
     "model_from_config_file",
+    "resolve_diffusion",
     "resolve_gpu",
     "resolve_model",
 ]
@@ -136,12 +137,59 @@ def resolve_model(name: str) -> ModelArch:
     idx = _model_index()
     if key in idx:
         return idx[key]
+    # A unique prefix ("tinyllama", "phi-3-mini", "qwen3 30b") names one model; several do not.
+    by_prefix = {m.id: m for k, m in idx.items() if key and k.startswith(key)}
+    if len(by_prefix) == 1:
+        return next(iter(by_prefix.values()))
+    if 1 < len(by_prefix) <= 12:
+        raise UnknownModel(str(name), sorted(by_prefix), ambiguous=True)
     close = difflib.get_close_matches(key, list(idx), n=12, cutoff=0.6)
     names: list[str] = []
     for k in close:
         if idx[k].id not in names:
             names.append(idx[k].id)
     raise UnknownModel(str(name), names[:5])
+
+
+_DIFFUSION_NOISE = re.compile(r"(stable ?diffusion|stabilityai|black forest labs|blackforestlabs|base|pipeline)")
+
+
+def resolve_diffusion(name: str) -> tuple[DiffusionComponent, ...] | None:
+    """The components of an image-generation pipeline named `name`, or None if it is not one.
+
+    Raises:
+        UnknownModel: the name is the prefix of several pipelines ("flux", "sd3").
+    """
+    def key(s: str) -> str:
+        s = str(s).strip().lower().rsplit("/", 1)[-1]
+        s = _DIFFUSION_NOISE.sub(" ", s.replace("stable-diffusion", "sd").replace("stable diffusion", "sd"))
+        return re.sub(r"[^a-z0-9.]+", "", s).replace("sdxl1.0", "sdxl").replace("v1.5", "1.5")
+
+    q = key(name)
+    if not q:
+        return None
+    pipes = load_diffusion_models()
+    keys: dict[str, str] = {}
+    for mid, comps in pipes.items():
+        keys.setdefault(key(mid), mid)
+        keys.setdefault(key(comps[0].model_name), mid)
+        for alias in _diffusion_aliases().get(mid, ()):
+            keys.setdefault(key(alias), mid)
+    if q in keys:
+        return pipes[keys[q]]
+    prefixed = {mid for k, mid in keys.items() if k.startswith(q)}
+    if len(prefixed) > 1:
+        raise UnknownModel(str(name), sorted(prefixed), ambiguous=True)
+    return pipes[prefixed.pop()] if prefixed else None
+
+
+@lru_cache(maxsize=1)
+def _diffusion_aliases() -> dict[str, tuple[str, ...]]:
+    out: dict[str, list[str]] = {}
+    for r in _read_csv("diffusion_models.csv"):
+        out.setdefault(r["model_id"], []).extend(
+            [r.get("hf_repo", "")] + [a.strip() for a in r.get("aliases", "").split(";") if a.strip()])
+    return {k: tuple(x for x in v if x) for k, v in out.items()}
 
 
 def model_from_config_file(path: str | Path) -> ModelArch:

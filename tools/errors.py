@@ -25,11 +25,17 @@ class _UnknownName(AdvisorError, LookupError):
     kind = "name"
     hint = ""
 
-    def __init__(self, name: str, suggestions: list[str]):
-        self.name, self.suggestions = name, list(suggestions)
-        msg = f"Unknown {self.kind} {name!r}."
-        if self.suggestions:
-            msg += " Closest known: " + ", ".join(self.suggestions) + "."
+    def __init__(self, name: str, suggestions: list[str], ambiguous: bool = False):
+        self.name, self.suggestions, self.ambiguous = name, list(suggestions), ambiguous
+        if ambiguous:
+            kind = self.kind if self.kind == "GPU" else self.kind.capitalize()
+            msg = f"{kind} name {name!r} is ambiguous: it matches {', '.join(self.suggestions)}. Say which."
+            super().__init__(msg)
+            return
+        else:
+            msg = f"Unknown {self.kind} {name!r}."
+            if self.suggestions:
+                msg += " Closest known: " + ", ".join(self.suggestions) + "."
         if self.hint:
             msg += " " + self.hint
         super().__init__(msg)

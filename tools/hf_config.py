@@ -118,7 +118,8 @@ def arch_from_hf_config(cfg: dict[str, Any], name: str = "custom config") -> Mod
             local_frac = sum(1 for t in lt if "sliding" in str(t)) / len(lt)
         else:
             local_frac = 1.0
-    tied_default = mt in ("gemma", "gemma2", "gemma3", "gemma3_text", "bloom", "gpt_bigcode", "gpt2", "starcoder2")
+    tied_default = mt in ("gemma", "gemma2", "gemma3", "gemma3_text", "bloom", "gpt_bigcode", "gpt2", "starcoder2",
+                        "falcon")
     try:
         return ModelArch(
             id="custom-config", name=name, model_type=mt,

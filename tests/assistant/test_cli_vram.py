@@ -90,9 +90,28 @@ def test_bad_input_exit_2_with_clear_message(args, needle):
 
 
 def test_unknown_model_lists_close_names():
-    p = run("vram", "--model", "llama-3.1-8")
+    p = run("vram", "--model", "llama-3.1-9b")
     assert p.returncode == 2
     assert "llama-3.1-8b" in p.stderr and "--params-b" in p.stderr
+
+
+def test_ambiguous_model_asks_which():
+    p = run("vram", "--model", "codellama")
+    assert p.returncode == 2
+    assert "ambiguous" in p.stderr and "codellama-7b" in p.stderr and "codellama-34b" in p.stderr
+
+
+def test_image_pipeline_components():
+    p = run("vram", "--model", "black-forest-labs/FLUX.1-dev", "--json")
+    d = json.loads(p.stdout)
+    # FLUX.1-dev transformer 11,901.41M params in bf16 (diffusers config count)
+    assert d["components_gb"]["transformer"] == pytest.approx(11901.41e6 * 2 / 1e9, abs=1e-3)
+    assert {"text_encoder", "text_encoder_2", "vae"} <= set(d["components_gb"])
+    off = json.loads(run("vram", "--model", "flux.1-dev", "--offload-text-encoders", "--json").stdout)
+    assert off["total_gb"] < d["total_gb"]
+    assert "text_encoder_2" not in off["components_gb"]
+    fp8 = json.loads(run("vram", "--model", "flux.1-dev", "--precision", "fp8", "--json").stdout)
+    assert fp8["components_gb"]["transformer"] == pytest.approx(11901.41e6 / 1e9, abs=1e-3)
 
 
 def test_huge_valid_input_is_finite():
