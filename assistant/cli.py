@@ -118,6 +118,97 @@ def _format_vram(est: Any) -> str:
     return "\n".join(lines)
 
 
+def _add_speed(sub: Any) -> None:
+    p = sub.add_parser("speed", help="decode tokens/s, time to first token and latency on a GPU (estimates)",
+                       description="Estimate inference speed from the memory/compute roofline, calibrated per engine.")
+    _add_model_args(p)
+    p.add_argument("--gpu", required=True, help="GPU name, e.g. H100, 'RTX 4090', A100-80GB")
+    p.add_argument("--gpus", type=_int, help="GPUs the model is split over (tensor parallel; llama.cpp splits layers)")
+    p.add_argument("--precision", help="bf16 fp16 fp8 int8 int4, or GGUF q4_0 q4_k_m q5_k_m q6_k q8_0 f16 (default bf16)")
+    p.add_argument("--kv-precision", help="KV cache: fp16 | bf16 | fp8 | int8 (default bf16)")
+    p.add_argument("--engine", help="vllm (default), sglang, tensorrt-llm, llama.cpp (ollama), torch-compile, "
+                                    "pytorch-eager (transformers), exllamav2, mlc")
+    p.add_argument("--batch", type=_int, help="concurrent sequences (default 1)")
+    p.add_argument("--prompt-tokens", type=_int, help="prompt tokens per sequence (default 512)")
+    p.add_argument("--output-tokens", type=_int, help="generated tokens per sequence (default 256)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_run_speed)
+
+
+def _run_speed(args: argparse.Namespace) -> int:
+    from assistant import api
+
+    est = api.speed(model=args.model, config=args.config, params_b=args.params_b, gpu=args.gpu, gpus=args.gpus,
+                    precision=args.precision, kv_precision=args.kv_precision, engine=args.engine,
+                    batch=args.batch, prompt_tokens=args.prompt_tokens, output_tokens=args.output_tokens)
+    d = est.model_dump()
+    d["estimate"] = True
+    if args.json:
+        print(json.dumps(d, indent=2))
+        return 0
+    mem = est.memory or {}
+    lines = [f"{est.inputs['model']} on {est.gpu['name']}"
+             + (f" x{est.inputs['gpus']}" if est.inputs["gpus"] > 1 else "") + f" with {est.engine} "
+             f"({est.inputs['precision']}, batch {est.inputs['batch']}) - ESTIMATE, {est.bound}-bound",
+             f"  decode per sequence   {est.decode_tokens_per_s:,.1f} tokens/s",
+             f"  aggregate (batch)     {est.aggregate_tokens_per_s:,.1f} tokens/s",
+             f"  time to first token   {est.time_to_first_token_s:,.3f} s",
+             f"  request latency       {est.request_latency_s:,.2f} s "
+             f"({est.inputs['prompt_tokens']:,} in + {est.inputs['output_tokens']:,} out)"]
+    if mem:
+        lines.append(f"  memory                {'fits' if mem['fits'] else 'DOES NOT FIT'}; up to {mem['max_batch']:,} "
+                     f"concurrent sequences fit at this context"
+                     + (f" ({mem['aggregate_tokens_per_s_at_max_batch']:,.0f} tokens/s there)"
+                        if mem.get("aggregate_tokens_per_s_at_max_batch") else ""))
+    lines.append("Assumptions:")
+    lines += [f"  - {a}" for a in est.assumptions]
+    print("\n".join(lines))
+    return 0
+
+
+def _add_train_time(sub: Any) -> None:
+    p = sub.add_parser("train-time", help="fine-tuning tokens/s, hours and GPU-hours (estimates)")
+    _add_model_args(p)
+    p.add_argument("--gpu", required=True, help="GPU name")
+    p.add_argument("--gpus", type=_int, help="number of GPUs (default 1)")
+    p.add_argument("--method", help="full | lora (default) | qlora")
+    p.add_argument("--dataset-tokens", type=_positive_float, help="training tokens per epoch")
+    p.add_argument("--examples", type=_int, help="number of examples (with --tokens-per-example)")
+    p.add_argument("--tokens-per-example", type=_int, help="average tokens per example")
+    p.add_argument("--epochs", type=_positive_float, help="epochs (default 1)")
+    p.add_argument("--batch", type=_int, help="micro-batch per GPU (default 4)")
+    p.add_argument("--seq-len", type=_int, help="tokens per sequence (default 2048)")
+    p.add_argument("--grad-checkpointing", action=argparse.BooleanOptionalAction, default=None)
+    p.add_argument("--sharding", help="multi-GPU: fsdp (default) | ddp")
+    p.add_argument("--mfu", type=_positive_float, help="override the utilisation (0-1), e.g. from your own runs")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_run_train_time)
+
+
+def _run_train_time(args: argparse.Namespace) -> int:
+    from assistant import api
+
+    est = api.train_time(model=args.model, config=args.config, params_b=args.params_b, gpu=args.gpu, gpus=args.gpus,
+                         method=args.method, dataset_tokens=args.dataset_tokens, examples=args.examples,
+                         tokens_per_example=args.tokens_per_example, epochs=args.epochs, batch=args.batch,
+                         seq_len=args.seq_len, grad_checkpointing=args.grad_checkpointing, sharding=args.sharding,
+                         mfu=args.mfu)
+    d = est.model_dump()
+    d["estimate"] = True
+    if args.json:
+        print(json.dumps(d, indent=2))
+        return 0
+    i = est.inputs
+    lines = [f"{i['model']} {i['method']} on {i['gpus']} x {est.gpu['name']} - ESTIMATE, {est.bound}-bound",
+             f"  throughput   {est.tokens_per_s:,.0f} tokens/s",
+             f"  time         {est.hours:,.2f} h for {est.total_tokens:,.0f} tokens",
+             f"  GPU-hours    {est.gpu_hours:,.2f}",
+             "Assumptions:"]
+    lines += [f"  - {a}" for a in est.assumptions]
+    print("\n".join(lines))
+    return 0
+
+
 def _add_lists(sub: Any) -> None:
     p = sub.add_parser("models", help="list the models the advisor knows")
     p.add_argument("--json", action="store_true")
@@ -161,6 +252,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     _add_vram(sub)
+    _add_speed(sub)
+    _add_train_time(sub)
     _add_lists(sub)
     return parser
 

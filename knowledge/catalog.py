@@ -11,10 +11,13 @@ __all__ = [
     "DATA_DIR",
     "GpuMatch",
     "load_diffusion_models",
+    "load_engines",
     "load_gpus",
+    "load_training_efficiency",
     "load_models",
     "model_from_config_file",
     "resolve_diffusion",
+    "resolve_engine",
     "resolve_gpu",
     "resolve_model",
 ]
@@ -30,7 +33,9 @@ from typing import Any
 
 from tools.errors import ConfigError, UnknownGpu, UnknownModel
 from tools.hf_config import arch_from_hf_config
+from tools.errors import InvalidInput
 from tools.schemas import DiffusionComponent, GpuSpec, ModelArch
+from tools.throughput import EngineProfile
 
 DATA_DIR = Path(__file__).resolve().parent
 
@@ -94,7 +99,7 @@ def load_diffusion_models() -> dict[str, tuple[DiffusionComponent, ...]]:
     return {k: tuple(v) for k, v in out.items()}
 
 
-_MODEL_NOISE = re.compile(r"\b(instruct|chat|hf|it|base|pretrained|fp16|bf16|awq|gptq|int4|int8|gguf|fp8"
+_MODEL_NOISE = re.compile(r"\b(instruct|chat|hf|it|base|pretrained|fp16|bf16|awq|gptq|int4|int8|gguf|fp8|fp4"
                           r"|intermediate step \d+k \d+t)\b")
 
 
@@ -225,8 +230,13 @@ def load_gpus() -> tuple[GpuSpec, ...]:
                 vals[k] = tuple(a.strip() for a in v.split(";") if a.strip())
             elif k == "family_default":
                 vals[k] = _BOOL.get(v.lower(), False)
+            elif k == "fp8_support":
+                vals[k] = _BOOL.get(v.lower()) if v else None
             elif f.annotation == (float | None):
                 vals[k] = _num(v)
+            elif f.annotation == (int | None):
+                n = _num(v)
+                vals[k] = None if n is None else int(n)
             else:
                 vals[k] = v
         out.append(GpuSpec(**vals))
@@ -290,3 +300,40 @@ def resolve_gpu(name: str) -> GpuMatch:
         if exact[k].name not in names:
             names.append(exact[k].name)
     raise UnknownGpu(str(name), names[:5])
+
+
+# ---- serving engines ----------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1)
+def load_engines() -> tuple[EngineProfile, ...]:
+    """Every engine profile in knowledge/engines.csv."""
+    out = []
+    for r in _read_csv("engines.csv"):
+        vals: dict[str, Any] = {k: v for k, v in r.items() if k in EngineProfile.model_fields and v != ""}
+        vals["aliases"] = tuple(a.strip() for a in r.get("aliases", "").split(";") if a.strip())
+        vals["fp8_compute"] = _BOOL.get(r.get("fp8_compute", "").lower(), False)
+        out.append(EngineProfile(**vals))
+    return tuple(out)
+
+
+def resolve_engine(name: str | None) -> EngineProfile:
+    """Find an engine by id, name or alias ("ollama" is llama.cpp, "transformers" is pytorch-eager).
+
+    Raises:
+        InvalidInput: unknown engine, listing the known ones.
+    """
+    engines = load_engines()
+    if name is None:
+        return next(e for e in engines if e.id == "vllm")
+    key = re.sub(r"[^a-z0-9.]+", "", str(name).lower())
+    for e in engines:
+        if key in {re.sub(r"[^a-z0-9.]+", "", x.lower()) for x in (e.id, e.name, *e.aliases)}:
+            return e
+    raise InvalidInput("engine", name, ", ".join(e.id for e in engines) + " (ollama = llama.cpp, transformers = pytorch-eager)")
+
+
+@lru_cache(maxsize=1)
+def load_training_efficiency() -> dict[str, tuple[float, str]]:
+    """Full fine-tuning MFU per GPU architecture group, with its source (knowledge/training_efficiency.csv)."""
+    return {r["architecture_group"]: (float(r["mfu_full"]), r["source"]) for r in _read_csv("training_efficiency.csv")}

@@ -111,7 +111,11 @@ class MemoryComponent(BaseModel):
 
 
 class GpuSpec(BaseModel):
-    """One GPU model's hardware facts. None = not found in any cited source (unknown, not zero)."""
+    """One GPU model's hardware facts. None = not found in any cited source (unknown, not zero).
+
+    Rates are dense (no sparsity) tensor-core figures; `derived` names the fields computed from
+    other vendor figures (e.g. with-sparsity / 2).
+    """
 
     model_config = ConfigDict(frozen=True)
 
@@ -124,20 +128,34 @@ class GpuSpec(BaseModel):
     memory_gib: float | None = Field(None, gt=0, description="vendor 'GB' figure; vendors and nvidia-smi count GiB")
     memory_type: str = ""
     mem_bandwidth_gb_per_s: float | None = Field(None, gt=0)
-    bf16_dense_tflops: float | None = Field(None, gt=0)
+    bf16_dense_tflops: float | None = Field(None, gt=0, description="BF16 (FP16 where no BF16) tensor, FP32 accumulate")
     fp8_dense_tflops: float | None = Field(None, gt=0)
     int8_dense_tops: float | None = Field(None, gt=0)
-    fp32_tflops: float | None = Field(None, gt=0)
+    fp8_support: bool | None = None
     interconnect: str = ""
-    interconnect_gb_per_s: float | None = Field(None, gt=0)
+    nvlink_gb_per_s: float | None = Field(None, gt=0, description="GPU-to-GPU link, bidirectional total per GPU")
+    form_factor: str = ""
     architecture: str = ""
+    gpu_class: str = Field("", description="datacenter | datacenter-gddr | workstation | consumer")
+    release_year: int | None = None
     source: str = ""
+    derived: str = ""
     notes: str = ""
 
     @property
     def memory_gb(self) -> float | None:
         """Memory in decimal GB (10^9 bytes)."""
         return None if self.memory_gib is None else self.memory_gib * 2**30 / 1e9
+
+    @property
+    def is_hbm(self) -> bool:
+        return self.memory_type.upper().startswith("HBM")
+
+    @property
+    def has_nvlink(self) -> bool:
+        """A GPU-to-GPU fabric every GPU of a server uses (SXM/OAM NVLink, Infinity Fabric, Gaudi RoCE);
+        PCIe cards with an optional two-card bridge do not count."""
+        return self.nvlink_gb_per_s is not None and "bridge" not in self.interconnect.lower()
 
     def as_gpu_memory(self) -> "GpuMemory | None":
         gb = self.memory_gb

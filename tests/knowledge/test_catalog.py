@@ -67,3 +67,36 @@ def test_gpu_family_names_say_which_variant():
     with pytest.raises(UnknownGpu) as exc:
         resolve_gpu("H10")
     assert "H100" in str(exc.value)
+
+
+def test_gpu_catalog_curation():
+    gpus = {g.id: g for g in load_gpus()}
+    for needed in ("h200-sxm", "h100-sxm", "h100-pcie", "h100-nvl", "gh200", "b200", "a100-80gb-sxm", "a100-40gb-sxm",
+                   "a100-80gb-pcie", "a100-40gb-pcie", "l40s", "l40", "l4", "a10g", "a10", "a40", "rtx-a6000",
+                   "rtx-6000-ada", "v100-sxm2-16gb", "t4", "rtx-3090", "rtx-4080", "rtx-4090", "rtx-5090", "mi300x",
+                   "mi250"):
+        assert needed in gpus, needed
+    for g in gpus.values():
+        if g.fp8_dense_tflops:
+            assert g.fp8_support, g.id  # an FP8 rate implies FP8 support
+        if g.architecture in ("Ampere", "Turing", "Volta", "Pascal"):
+            assert g.fp8_support is False, g.id
+        if g.bf16_dense_tflops and g.fp8_dense_tflops:
+            assert g.fp8_dense_tflops >= g.bf16_dense_tflops, g.id
+        assert g.gpu_class in ("datacenter", "datacenter-gddr", "workstation", "consumer"), g.id
+    assert gpus["h100-sxm"].has_nvlink and not gpus["l40s"].has_nvlink and not gpus["rtx-a6000"].has_nvlink
+    assert gpus["h100-sxm"].is_hbm and not gpus["rtx-4090"].is_hbm
+
+
+def test_engines_resolve_and_are_sourced():
+    from knowledge.catalog import load_engines, resolve_engine
+
+    assert resolve_engine("ollama").id == "llama.cpp"
+    assert resolve_engine("transformers").id == "pytorch-eager"
+    assert resolve_engine("TensorRT-LLM").id == "tensorrt-llm"
+    assert resolve_engine(None).id == "vllm"
+    for e in load_engines():
+        assert e.source and 0 < e.bw_eff_hbm <= 1 and 0 < e.bw_eff_gddr <= 1
+    from tools.errors import InvalidInput
+    with pytest.raises(InvalidInput, match="engine"):
+        resolve_engine("deepspeed-mii-9000")
