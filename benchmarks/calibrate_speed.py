@@ -27,6 +27,7 @@ GRIDS = {
     "bw_eff_gddr": [x / 100 for x in range(40, 96, 3)],
     "quant_bw_factor": [x / 100 for x in range(40, 101, 5)],
     "overhead_ms_per_layer": [0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8],
+    "overhead_ms_per_step": [0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0],
     "compute_eff": [x / 100 for x in range(20, 91, 5)],
     "allreduce_us": [0, 5, 10, 15, 20, 30],
 }
@@ -44,7 +45,7 @@ def loss(profile, cases) -> float:
         except Exception:
             return math.inf
         errs.append(abs(math.log(e / c.measured)))
-    return statistics.median(errs) + 0.25 * statistics.mean(errs)  # median, with a pull on outliers
+    return statistics.mean(errs)  # mean |log error|: robust, yet every row counts
 
 
 def fit(profile, cases):

@@ -39,6 +39,7 @@ class EngineProfile(BaseModel):
     bw_eff_gddr: float = Field(gt=0, le=1, description="fraction of GDDR bandwidth reached by 16-bit decode")
     quant_bw_factor: float = Field(gt=0, le=1.5, description="bandwidth efficiency of weight-only quantised kernels, relative")
     overhead_ms_per_layer: float = Field(ge=0, description="fixed per-step cost per transformer layer (launches, Python)")
+    overhead_ms_per_step: float = Field(0.0, ge=0, description="fixed per-step cost (scheduler, sampling, detokenising)")
     compute_eff: float = Field(gt=0, le=1, description="fraction of peak tensor FLOPs in batched decode")
     prefill_eff: float = Field(gt=0, le=1, description="fraction of peak tensor FLOPs in prefill")
     multi_gpu: Literal["tensor", "layer"] = "tensor"
@@ -183,7 +184,7 @@ def estimate_speed(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: Speed
         msg = req.batch * a.hidden_size * 2.0
         per_ar = engine.allreduce_us * 1e-6 * (1.0 if gpu.has_nvlink else 2.5) + 2.0 * (n - 1) / n * msg / link_bw
         t_comm = 2 * a.num_layers * per_ar
-    overhead = engine.overhead_ms_per_layer * 1e-3 * a.num_layers
+    overhead = (engine.overhead_ms_per_layer * a.num_layers + engine.overhead_ms_per_step) * 1e-3
     if n > 1 and engine.multi_gpu == "layer":
         overhead *= 1.0 + 0.1 * (n - 1)  # each extra GPU adds a hop per step
     step = max(t_mem, t_comp) + t_comm + overhead
