@@ -5,18 +5,21 @@ Imports stay light (no LangChain, no Gradio) so `gpu-advisor vram` starts fast.
 
 from __future__ import annotations
 
-__all__ = ["list_gpus", "list_models", "resolve_model_arch", "speed", "train_time", "vram"]
+__all__ = ["catalog_info", "cost", "catalog_refresh", "list_gpus", "list_models", "price_db", "prices", "resolve_model_arch",
+           "speed", "train_time", "vram"]
 
 import math
 from typing import Any
 
-from knowledge.catalog import (load_diffusion_models, load_gpus, load_models, model_from_config_file,
-                               load_training_efficiency, resolve_diffusion, resolve_engine, resolve_gpu,
-                               resolve_model)
+from knowledge.catalog import (gpu_ids_for, load_diffusion_models, load_gpus, load_models, load_providers,
+                               load_training_efficiency,
+                               model_from_config_file, resolve_diffusion, resolve_engine, resolve_gpu, resolve_model)
 from tools.architecture import arch_from_params, count_params
+from tools.cost import (HOURS_PER_MONTH, BillingPolicy, SpotAssumptions, billed_hours, billing_comparison,
+                        serving_cost, spot_expectation, usage_cost)
 from tools.diffusion import estimate_diffusion_vram
 from tools.errors import InvalidCombination, InvalidInput, UnknownModel
-from tools.schemas import MAX_PARAMS_B, ModelArch, VramEstimate, VramRequest, validated
+from tools.schemas import MAX_PARAMS_B, ModelArch, PriceQuery, PriceResult, VramEstimate, VramRequest, validated
 from tools.throughput import EngineProfile, SpeedEstimate, SpeedRequest, estimate_speed, max_batch_for_memory
 from tools.training import TrainEstimate, TrainRequest, estimate_train_time
 from tools.vram import estimate_vram
@@ -169,3 +172,195 @@ def train_time(*, model: str | None = None, config: str | None = None, params_b:
     if arch.rough:
         est.assumptions.insert(0, "Only the parameter count was given: a Llama-like shape was assumed.")
     return est
+
+
+_DBS: dict[str, Any] = {}
+
+
+def price_db() -> Any:
+    """The process's PriceDb for the current data directory (built on first use)."""
+    from assistant.settings import data_dir
+    from knowledge.price_db import DB_FILENAME, PriceDb
+
+    path = str(data_dir() / DB_FILENAME)
+    db = _DBS.get(path)
+    if db is None:
+        db = PriceDb(path)
+        db.ensure()
+        _DBS[path] = db
+    return db
+
+
+def prices(**query: Any) -> PriceResult:
+    """Offers from the price catalog, cheapest first, with the data's date and a staleness flag.
+
+    Raises:
+        AdvisorError subclasses: unknown GPU or provider, invalid filter values.
+    """
+    q = validated(PriceQuery, **{k: v for k, v in query.items() if v is not None})
+    if q.gpus is not None and q.min_gpus is not None:
+        raise InvalidCombination("give --gpus N or --min-gpus N, not both")
+    ids, note = (None, "")
+    if q.gpu is not None:
+        if not q.gpu.strip():
+            raise InvalidInput("gpu", q.gpu, "a GPU name such as H100 or 'RTX 4090'")
+        ids, note = gpu_ids_for(q.gpu)
+    db = price_db()
+    if q.provider is not None:
+        known = [p["provider"] for p in db.info()["providers"]]
+        if q.provider.strip().lower() not in known:
+            raise InvalidInput("provider", q.provider, ", ".join(known))
+    res = db.query(q, ids)
+    res.gpu_note = note
+    return res
+
+
+def catalog_info() -> dict[str, Any]:
+    """Rows per provider, date per source, unmapped GPU names, drop reasons."""
+    return price_db().info()
+
+
+def catalog_refresh(sources: list[str], provider: str | None = None, progress: Any = None) -> Any:
+    """Refresh providers' offers from SkyPilot vms.csv files, folders or URLs (atomic swap)."""
+    db = price_db()
+    if provider is not None:
+        provider = provider.strip().lower()
+        if not provider or not provider.replace("-", "").replace("_", "").isalnum():
+            raise InvalidInput("provider", provider, "a provider name of letters, digits, '-' or '_'")
+    return db.refresh(sources, provider, progress)
+
+
+def _finite_nonneg(name: str, v: Any, hi: float) -> float | None:
+    if v is None:
+        return None
+    if not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 or v > hi:
+        raise InvalidInput(name, v, f"a number from 0 to {hi:,.0f}")
+    return float(v)
+
+
+def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, region: str | None = None,
+         price_usd_per_hour: float | None = None, hours: float | None = None,
+         model: str | None = None, config: str | None = None, params_b: float | None = None,
+         method: str | None = None, dataset_tokens: float | None = None, examples: int | None = None,
+         tokens_per_example: int | None = None, epochs: float | None = None,
+         serve: bool = False, engine: str | None = None, precision: str | None = None, batch: int | None = None,
+         prompt_tokens: int | None = None, output_tokens: int | None = None,
+         storage_gb: float | None = None, months: float | None = None, egress_gb: float | None = None,
+         **spot: Any) -> dict[str, Any]:
+    """What a job (or an always-on endpoint) costs on the cheapest matching offer.
+
+    Hours come from `hours` or from the training-time estimator (model + method + data). Billing
+    rounds to the provider's increment; spot adds expected interruption losses; storage and egress
+    use the provider's rates when known. Serving: $ per million tokens and per month.
+
+    Raises:
+        AdvisorError subclasses with user-facing messages.
+    """
+    n = gpus or 1
+    assumptions: list[str] = []
+    hrs = _finite_nonneg("hours", hours, 1e6)
+    storage_gb = _finite_nonneg("storage_gb", storage_gb, 1e9)
+    egress_gb = _finite_nonneg("egress_gb", egress_gb, 1e9)
+    months_v = _finite_nonneg("months", months, 1200) if months is not None else 1.0
+    sa = validated(SpotAssumptions, **{k: v for k, v in spot.items() if v is not None})
+    res_od = prices(gpu=gpu, gpus=n, provider=provider, region=region, pricing="on-demand", limit=1)
+    res_spot = prices(gpu=gpu, gpus=n, provider=provider, region=region, pricing="spot", limit=1)
+    offer = res_od.offers[0] if res_od.offers else None
+    spot_offer = res_spot.offers[0] if res_spot.offers else None
+    if price_usd_per_hour is not None:
+        price = _finite_nonneg("price_usd_per_hour", price_usd_per_hour, 1e6)
+        prov = (provider or "").lower() or None
+        assumptions.append(f"Price given: ${price:,.2f}/hour for {n} GPU(s).")
+    elif offer is not None:
+        price, prov = offer.price_usd_per_hour, offer.provider
+    elif spot_offer is None:
+        raise InvalidCombination(f"no offer in the catalog matches {n} x {gpu}"
+                                 + (f" at {provider}" if provider else "") + "; give --price-usd-per-hour")
+    else:
+        price, prov = None, spot_offer.provider
+    facts = load_providers().get(prov or "", {})
+    policy = BillingPolicy(provider=prov or "unknown", increment_s=facts.get("billing_increment_s"),
+                           minimum_s=facts.get("minimum_charge_s") or 0, source=facts.get("source", ""))
+    out: dict[str, Any] = {"as_of": res_od.as_of or res_spot.as_of, "stale": res_od.stale,
+                           "data_note": res_od.data_note, "gpu": gpu, "gpus": n,
+                           "offer": offer.to_contract() if offer else None,
+                           "spot_offer": spot_offer.to_contract() if spot_offer else None}
+    if res_od.gpu_note:
+        assumptions.append(res_od.gpu_note)
+
+    if serve:
+        if model is None and config is None and params_b is None:
+            raise InvalidCombination("serving cost needs the model (--model, --config or --params-b)")
+        sp = speed(model=model, config=config, params_b=params_b, gpu=gpu, gpus=n, engine=engine, precision=precision,
+                   batch=batch, prompt_tokens=prompt_tokens, output_tokens=output_tokens)
+        out["serving"] = {"aggregate_tokens_per_s": sp.aggregate_tokens_per_s, "batch": sp.inputs["batch"],
+                          "engine": sp.engine, "bound": sp.bound, "memory": sp.memory}
+        if price is not None:
+            out["serving"] |= serving_cost(price, sp.aggregate_tokens_per_s)
+        if spot_offer and spot_offer.spot_price_usd_per_hour:
+            out["serving"]["spot_usd_per_million_tokens"] = serving_cost(
+                spot_offer.spot_price_usd_per_hour, sp.aggregate_tokens_per_s)["usd_per_million_tokens"]
+        assumptions.append("Serving: the endpoint is billed every hour it is up "
+                           f"({HOURS_PER_MONTH:g} h a month); $/million tokens assumes it is busy at batch "
+                           f"{sp.inputs['batch']} the whole time.")
+        assumptions.append("Spot is not advisable for a user-facing endpoint that must stay up: an interruption "
+                           "takes it down (notice " + (f"{facts['spot_notice_s']} s" if facts.get("spot_notice_s")
+                                                       else "period unknown") + ").")
+        assumptions += sp.assumptions
+    else:
+        if hrs is None:
+            if model is None and config is None and params_b is None:
+                raise InvalidCombination("give --hours H, or a model with --method and the data size to estimate them")
+            tt = train_time(model=model, config=config, params_b=params_b, gpu=gpu, gpus=n, method=method,
+                            dataset_tokens=dataset_tokens, examples=examples, tokens_per_example=tokens_per_example,
+                            epochs=epochs)
+            hrs = tt.hours
+            out["training"] = {"tokens_per_s": tt.tokens_per_s, "hours": tt.hours, "gpu_hours": tt.gpu_hours,
+                               "method": tt.inputs["method"], "total_tokens": tt.total_tokens}
+            assumptions += tt.assumptions
+        out["runtime_hours"] = hrs
+        if price is not None:
+            bh = billed_hours(hrs, policy)
+            out["billed_hours"] = bh
+            out["on_demand_cost_usd"] = None if bh is None else bh * price
+            out["billing"] = {"provider": policy.provider, "increment_s": policy.increment_s,
+                              "minimum_s": policy.minimum_s} | billing_comparison(hrs, price)
+            if bh is None:
+                assumptions.append(f"Billing granularity of {policy.provider} is unknown: the per-second, "
+                                   "per-minute and per-hour totals are all shown.")
+            else:
+                unit = {1: "second", 60: "minute", 3600: "hour"}.get(policy.increment_s, f"{policy.increment_s} s")
+                assumptions.append(f"{policy.provider} bills per {unit}"
+                                   + (f" with a {policy.minimum_s} s minimum" if policy.minimum_s else "")
+                                   + f": {hrs:.3f} h of running is billed as {bh:.3f} h.")
+        if spot_offer and spot_offer.spot_price_usd_per_hour:
+            exp = spot_expectation(hrs, spot_offer.spot_price_usd_per_hour, sa)
+            out["spot"] = exp | {"provider": spot_offer.provider, "spot_price_usd_per_hour": spot_offer.spot_price_usd_per_hour,
+                                 "assumptions": sa.model_dump()}
+            assumptions.append(
+                f"Spot: {sa.interruptions_per_hour:g} interruptions per running hour (an assumption; override it), "
+                f"a checkpoint every {sa.checkpoint_every_h * 60:g} min taking {sa.checkpoint_write_h * 60:g} min, "
+                f"{sa.restart_h * 60:g} min to restart; each interruption loses half a checkpoint interval.")
+        else:
+            out["spot"] = None
+            assumptions.append("No spot price for this GPU in the catalog" + (f" at {provider}" if provider else "") + ".")
+    if storage_gb is not None:
+        rate = facts.get("storage_usd_per_gb_month")
+        out["storage_usd"] = usage_cost(storage_gb * months_v, rate)
+        assumptions.append(f"Storage: {storage_gb:g} GB for {months_v:g} month(s) at "
+                           + (f"${rate:g}/GB-month ({facts.get('storage_type') or 'default volume'})." if rate is not None
+                              else f"an unknown rate for {policy.provider} (not found in the sources read)."))
+    if egress_gb is not None:
+        rate = facts.get("egress_usd_per_gb")
+        out["egress_usd"] = usage_cost(egress_gb, rate)
+        assumptions.append(f"Egress: {egress_gb:g} GB at " + (f"${rate:g}/GB." if rate is not None else
+                                                               f"an unknown rate for {policy.provider}."))
+    parts = [out.get("on_demand_cost_usd"), out.get("storage_usd"), out.get("egress_usd")]
+    if not serve:
+        known = [p for k, p in zip(("on_demand_cost_usd", "storage_usd", "egress_usd"), parts) if k in out]
+        out["total_usd"] = None if any(p is None for p in known) or not known else sum(known)
+        if out["total_usd"] is None and known:
+            assumptions.append("Total not given: a part of it is unknown (never counted as zero).")
+    out["assumptions"] = assumptions
+    out["estimate"] = True
+    return out

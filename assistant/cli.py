@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any, Sequence
 
@@ -209,6 +210,206 @@ def _run_train_time(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_prices(sub: Any) -> None:
+    p = sub.add_parser("prices", help="cloud GPU offers from the price catalog, cheapest first")
+    p.add_argument("--gpu", help="a GPU model or family, e.g. H100 (SXM, PCIe and NVL), 'H100 SXM', 4090")
+    p.add_argument("--min-vram-gb", type=_positive_float, help="per-GPU memory at least this many GB")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--gpus", type=_int, help="exactly N GPUs per instance")
+    g.add_argument("--min-gpus", type=_int, help="at least N GPUs per instance")
+    p.add_argument("--max-price", type=_positive_float, dest="max_price_usd_per_gpu_hour",
+                   help="at most this many USD per GPU-hour")
+    s = p.add_mutually_exclusive_group()
+    s.add_argument("--spot", action="store_const", const="spot", dest="pricing", help="spot/interruptible prices only")
+    s.add_argument("--on-demand", action="store_const", const="on-demand", dest="pricing", help="on-demand prices only")
+    p.add_argument("--provider", help="e.g. aws, gcp, azure, lambda, runpod, vast, nebius")
+    p.add_argument("--region", help="part of a region name, e.g. us-east, europe")
+    p.add_argument("--interconnect", help="nvlink: multi-GPU instances with an NVLink-class fabric")
+    p.add_argument("--sort", help="gpu-hour (default) | instance-hour | spot")
+    p.add_argument("--limit", type=_int, help="rows to show (default 20)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_run_prices)
+
+
+def _money(v: float | None) -> str:
+    return "-" if v is None else f"{v:,.2f}" if v >= 1 else f"{v:,.3f}"
+
+
+def _run_prices(args: argparse.Namespace) -> int:
+    from assistant import api
+    from assistant.formatting import table
+
+    res = api.prices(gpu=args.gpu, min_vram_gb=args.min_vram_gb, gpus=args.gpus, min_gpus=args.min_gpus,
+                     max_price_usd_per_gpu_hour=args.max_price_usd_per_gpu_hour, pricing=args.pricing,
+                     provider=args.provider, region=args.region, interconnect=args.interconnect, sort=args.sort,
+                     limit=args.limit)
+    if args.json:
+        print(json.dumps({"as_of": res.as_of, "stale": res.stale, "data_note": res.data_note,
+                          "total_matches": res.total_matches, "offers": [o.to_contract() for o in res.offers],
+                          "notices": res.notices + ([res.gpu_note] if res.gpu_note else [])}, indent=2))
+        return 0
+    for n in res.notices + ([res.gpu_note] if res.gpu_note else []):
+        print(n)
+    if not res.offers:
+        print("No offer matches these filters.")
+    else:
+        print(table(("provider", "instance", "GPU", "n", "GB/GPU", "$/GPU-h", "$/inst-h", "spot $/GPU-h", "region"),
+                    [(o.provider, o.instance_type or "(GPU only)", o.gpu_name, str(o.gpu_count),
+                      "-" if o.gpu_memory_gb is None else f"{o.gpu_memory_gb:.0f}", _money(o.price_usd_per_gpu_hour),
+                      _money(o.price_usd_per_hour), _money(o.spot_price_usd_per_gpu_hour), o.region or "-")
+                     for o in res.offers], align="lllrrrrrl"))
+        print(f"{len(res.offers)} of {res.total_matches} matching offers.")
+    print(res.data_note)
+    return 0
+
+
+def _add_catalog(sub: Any) -> None:
+    p = sub.add_parser("catalog", help="the price catalog: info, refresh")
+    cs = p.add_subparsers(dest="catalog_command", metavar="ACTION", parser_class=_Parser)
+    cs.required = True
+    r = cs.add_parser("refresh", help="load SkyPilot vms.csv files, a folder or an http(s) URL")
+    r.add_argument("--from", dest="sources", action="append", required=True, metavar="PATH_OR_URL",
+                   help="a vms.csv, a folder of them (provider = folder name), or a URL; repeatable")
+    r.add_argument("--provider", help="provider name for the rows (default: the file's folder name)")
+    r.add_argument("--json", action="store_true")
+    r.set_defaults(func=_run_refresh)
+    i = cs.add_parser("info", help="rows per provider, date per source, unmapped GPU names")
+    i.add_argument("--json", action="store_true")
+    i.set_defaults(func=_run_catalog_info)
+
+
+def _run_refresh(args: argparse.Namespace) -> int:
+    from assistant import api
+
+    progress = None if args.json else (lambda msg: print(msg, file=sys.stderr, flush=True))
+    rep = api.catalog_refresh(args.sources, args.provider, progress)
+    d = {"files": rep.files, "per_provider": rep.per_provider, "rows_dropped": rep.dropped, "unmapped": rep.unmapped}
+    if args.json:
+        print(json.dumps(d, indent=2))
+        return 0
+    for prov, c in rep.per_provider.items():
+        print(f"{prov}: {c['rows']} offers ({c['added']} added, {c['changed']} changed, {c['removed']} removed)")
+    if rep.dropped:
+        print(f"{rep.dropped} invalid rows dropped (see `gpu-advisor catalog info`).")
+    if rep.unmapped:
+        print("GPU names not in the catalog (kept, unmapped): " + ", ".join(f"{k} ({v})" for k, v in rep.unmapped.items()))
+    return 0
+
+
+def _run_catalog_info(args: argparse.Namespace) -> int:
+    from assistant import api
+    from assistant.formatting import table
+
+    info = api.catalog_info()
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    print(f"Price catalog: {info['path']}")
+    print(table(("provider", "offers", "GPU kinds", "as of"),
+                [(p["provider"], str(p["offers"]), str(p["gpu_kinds"]), p["as_of"] or "unknown") for p in info["providers"]],
+                align="lrrl"))
+    print("Sources:")
+    for s in info["sources"]:
+        print(f"  {s['provider']}: {s['as_of'] or 'date unknown'} - {s['source']}")
+    if info["unmapped_gpu_names"]:
+        print("Unmapped GPU names: " + ", ".join(f"{k} ({v})" for k, v in info["unmapped_gpu_names"].items()))
+    if info["dropped_reasons"]:
+        print("Dropped rows: " + "; ".join(f"{v} x {k}" for k, v in info["dropped_reasons"].items()))
+    return 0
+
+
+def _add_cost(sub: Any) -> None:
+    p = sub.add_parser("cost", help="what a job or an endpoint costs: billing granularity, spot, storage, egress",
+                       description="Cost on the cheapest matching offer (or a price you give). Give --hours, or a "
+                                   "model with --method and the data size (the training-time estimate), or --serve.")
+    p.add_argument("--gpu", required=True, help="GPU name or family")
+    p.add_argument("--gpus", type=_int, help="GPUs per instance (default 1)")
+    p.add_argument("--provider", help="only this provider's offers (and its billing/storage/egress rates)")
+    p.add_argument("--region", help="part of a region name")
+    p.add_argument("--price-usd-per-hour", type=_positive_float, help="use this instance price instead of the catalog")
+    p.add_argument("--hours", type=_positive_float, help="runtime in hours (e.g. 0.333 for a 20-minute run)")
+    p.add_argument("--minutes", type=_positive_float, help="runtime in minutes")
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--model")
+    g.add_argument("--config")
+    g.add_argument("--params-b", type=_positive_float)
+    p.add_argument("--method", help="training: full | lora | qlora")
+    p.add_argument("--dataset-tokens", type=_positive_float)
+    p.add_argument("--examples", type=_int)
+    p.add_argument("--tokens-per-example", type=_int)
+    p.add_argument("--epochs", type=_positive_float)
+    p.add_argument("--serve", action="store_true", help="cost of an always-on endpoint: $/million tokens and per month")
+    p.add_argument("--engine")
+    p.add_argument("--precision")
+    p.add_argument("--batch", type=_int, help="serving: concurrent sequences")
+    p.add_argument("--prompt-tokens", type=_int)
+    p.add_argument("--output-tokens", type=_int)
+    p.add_argument("--interruptions-per-hour", type=_positive_float, help="spot: expected interruptions per hour (default 0.05)")
+    p.add_argument("--checkpoint-every-min", type=_positive_float, help="spot: minutes between checkpoints (default 30)")
+    p.add_argument("--restart-min", type=_positive_float, help="spot: minutes to resume after an interruption (default 10)")
+    p.add_argument("--storage-gb", type=_positive_float, help="persistent storage to keep (GB)")
+    p.add_argument("--months", type=_positive_float, help="months of storage (default 1)")
+    p.add_argument("--egress-gb", type=_positive_float, help="data downloaded out of the cloud (GB)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_run_cost)
+
+
+def _run_cost(args: argparse.Namespace) -> int:
+    from assistant import api
+
+    hours = args.hours
+    if args.minutes is not None:
+        hours = (hours or 0) + args.minutes / 60
+    d = api.cost(gpu=args.gpu, gpus=args.gpus, provider=args.provider, region=args.region,
+                 price_usd_per_hour=args.price_usd_per_hour, hours=hours, model=args.model, config=args.config,
+                 params_b=args.params_b, method=args.method, dataset_tokens=args.dataset_tokens, examples=args.examples,
+                 tokens_per_example=args.tokens_per_example, epochs=args.epochs, serve=args.serve, engine=args.engine,
+                 precision=args.precision, batch=args.batch, prompt_tokens=args.prompt_tokens,
+                 output_tokens=args.output_tokens, storage_gb=args.storage_gb, months=args.months,
+                 egress_gb=args.egress_gb, interruptions_per_hour=args.interruptions_per_hour,
+                 checkpoint_every_h=None if args.checkpoint_every_min is None else args.checkpoint_every_min / 60,
+                 restart_h=None if args.restart_min is None else args.restart_min / 60)
+    if args.json:
+        print(json.dumps(d, indent=2))
+        return 0
+    usd = lambda v: "unknown" if v is None else f"${v:,.2f}"  # noqa: E731
+    o = d.get("offer")
+    if o:
+        print(f"Offer: {o['provider']} {o['instance_type'] or ''} ({o['gpu_count']} x {o['gpu']}, {o['region']}) "
+              f"at ${o['price_usd_per_hour']:,.2f}/hour")
+    if "serving" in d:
+        s = d["serving"]
+        print(f"Serving at {s['aggregate_tokens_per_s']:,.0f} tokens/s (batch {s['batch']}, {s['engine']}, estimate):")
+        if s.get("usd_per_million_tokens") is not None:
+            print(f"  {usd(s['usd_per_million_tokens'])} per million generated tokens; always on: {usd(s['monthly_usd'])} a month")
+        if s.get("spot_usd_per_million_tokens") is not None:
+            print(f"  on spot: {usd(s['spot_usd_per_million_tokens'])} per million tokens (not advisable for an endpoint)")
+    else:
+        print(f"Runtime {d['runtime_hours']:,.3f} h (estimate)" if "training" in d else f"Runtime {d['runtime_hours']:,.3f} h")
+        if "billing" in d:
+            b = d["billing"]
+            print(f"  on-demand: {usd(d.get('on_demand_cost_usd'))} "
+                  f"(billed per second {usd(b['per_second_usd'])}, per minute {usd(b['per_minute_usd'])}, "
+                  f"per hour {usd(b['per_hour_usd'])})")
+        sp = d.get("spot")
+        if sp and sp.get("cost_usd") is not None:
+            print(f"  spot ({sp['provider']}): expected {usd(sp['cost_usd'])} over {sp['wall_hours']:,.2f} h "
+                  f"with {sp['expected_interruptions']:.2f} expected interruptions")
+        elif sp and sp.get("note"):
+            print(f"  spot: {sp['note']}")
+    if "storage_usd" in d:
+        print(f"  storage: {usd(d['storage_usd'])}")
+    if "egress_usd" in d:
+        print(f"  egress: {usd(d['egress_usd'])}")
+    if d.get("total_usd") is not None:
+        print(f"  total (on-demand + storage + egress): {usd(d['total_usd'])}")
+    print("Assumptions:")
+    for a in d["assumptions"]:
+        print(f"  - {a}")
+    print(d["data_note"])
+    return 0
+
+
 def _add_lists(sub: Any) -> None:
     p = sub.add_parser("models", help="list the models the advisor knows")
     p.add_argument("--json", action="store_true")
@@ -254,6 +455,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_vram(sub)
     _add_speed(sub)
     _add_train_time(sub)
+    _add_prices(sub)
+    _add_catalog(sub)
+    _add_cost(sub)
     _add_lists(sub)
     return parser
 
@@ -268,6 +472,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # output piped into `head` and closed early
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+    except Exception as exc:  # never a traceback for users; GPU_ADVISOR_DEBUG=1 shows it
+        if os.environ.get("GPU_ADVISOR_DEBUG"):
+            raise
+        print(f"error: internal error ({exc.__class__.__name__}: {exc}). Set GPU_ADVISOR_DEBUG=1 for details.",
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -13,12 +13,14 @@ __all__ = [
     "load_diffusion_models",
     "load_engines",
     "load_gpus",
+    "load_providers",
     "load_training_efficiency",
     "load_models",
     "model_from_config_file",
     "resolve_diffusion",
     "resolve_engine",
     "resolve_gpu",
+    "gpu_ids_for",
     "resolve_model",
 ]
 
@@ -302,6 +304,22 @@ def resolve_gpu(name: str) -> GpuMatch:
     raise UnknownGpu(str(name), names[:5])
 
 
+def gpu_ids_for(name: str) -> tuple[list[str], str]:
+    """Catalog ids a price filter should match: a whole family for a family name ("H100" = SXM,
+    PCIe and NVL), else the one GPU. Returns (ids, a sentence saying what was matched).
+
+    Raises:
+        UnknownGpu: with the closest names.
+    """
+    key = _gpu_key(name)
+    _, families = _gpu_index()
+    if key in families:
+        members = families[key]
+        return [g.id for g in members], f"'{str(name).strip()}' covers {', '.join(g.name for g in members)}."
+    m = resolve_gpu(name)
+    return [m.gpu.id], ""
+
+
 # ---- serving engines ----------------------------------------------------------------------------
 
 
@@ -337,3 +355,19 @@ def resolve_engine(name: str | None) -> EngineProfile:
 def load_training_efficiency() -> dict[str, tuple[float, str]]:
     """Full fine-tuning MFU per GPU architecture group, with its source (knowledge/training_efficiency.csv)."""
     return {r["architecture_group"]: (float(r["mfu_full"]), r["source"]) for r in _read_csv("training_efficiency.csv")}
+
+
+@lru_cache(maxsize=1)
+def load_providers() -> dict[str, dict[str, Any]]:
+    """Provider facts (knowledge/providers.csv): billing increment, storage and egress rates, spot.
+    Blank = not found in the sources read (unknown, never zero)."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in _read_csv("providers.csv"):
+        d: dict[str, Any] = dict(r)
+        for k in ("billing_increment_s", "minimum_charge_s", "spot_notice_s"):
+            n = _num(r.get(k, ""))
+            d[k] = None if n is None else int(n)
+        for k in ("storage_usd_per_gb_month", "egress_usd_per_gb"):
+            d[k] = _num(r.get(k, ""))
+        out[r["provider"]] = d
+    return out

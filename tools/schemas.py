@@ -333,3 +333,67 @@ def validated(model_cls: type[M], **values: Any) -> M:
         if accepted and msg and not msg.startswith(("Input should", "Field required")):
             accepted = msg
         raise InvalidInput(field, value, accepted or msg) from None
+
+
+# ---- prices -------------------------------------------------------------------------------------
+
+
+class PriceQuery(BaseModel):
+    """Filters for the offer catalog. Text values are bound as parameters, never spliced into SQL."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    gpu: str | None = Field(None, max_length=200, description="a GPU model or family name, e.g. H100, 'RTX 4090'")
+    min_vram_gb: float | None = Field(None, gt=0, le=10_000, allow_inf_nan=False,
+                                      description="per-GPU memory in GB, above 0 and at most 10,000")
+    gpus: int | None = Field(None, ge=1, le=1024, description="GPUs per instance, an integer from 1 to 1024")
+    min_gpus: int | None = Field(None, ge=1, le=1024, description="at least this many GPUs per instance, 1 to 1024")
+    max_price_usd_per_gpu_hour: float | None = Field(None, gt=0, le=10_000, allow_inf_nan=False,
+                                                     description="USD per GPU-hour, above 0 and at most 10,000")
+    pricing: Literal["any", "on-demand", "spot"] = Field("any", description="any | on-demand | spot")
+    provider: str | None = Field(None, max_length=100, description="a provider name, e.g. aws, lambda, runpod")
+    region: str | None = Field(None, max_length=100, description="part of a region name, e.g. us-east, europe")
+    interconnect: Literal["nvlink"] | None = Field(None, description="nvlink")
+    sort: Literal["gpu-hour", "instance-hour", "spot"] | None = Field(None, description="gpu-hour | instance-hour | spot")
+    limit: int = Field(20, ge=1, le=1000, description="an integer from 1 to 1000")
+
+
+class GpuOffer(BaseModel):
+    """One rentable instance type in one region."""
+
+    provider: str
+    instance_type: str | None = None
+    accelerator_name: str
+    gpu_id: str | None = None
+    gpu_name: str
+    gpu_count: int
+    gpu_memory_gb: float | None = None
+    vcpus: float | None = None
+    host_memory_gib: float | None = None
+    price_usd_per_hour: float | None = None
+    price_usd_per_gpu_hour: float | None = None
+    spot_price_usd_per_hour: float | None = None
+    spot_price_usd_per_gpu_hour: float | None = None
+    region: str | None = None
+    price_scope: str = "instance"
+    nvlink: bool = False
+    as_of: str | None = None
+    source: str = ""
+
+    def to_contract(self) -> dict[str, Any]:
+        """The `prices --json` offer fields (stable), plus the extra ones after them."""
+        d = self.model_dump()
+        d["gpu"] = d.pop("gpu_name")
+        keys = ["provider", "instance_type", "gpu", "gpu_count", "gpu_memory_gb", "price_usd_per_hour",
+                "price_usd_per_gpu_hour", "spot_price_usd_per_hour", "region", "source"]
+        return {k: d[k] for k in keys} | {k: v for k, v in d.items() if k not in keys}
+
+
+class PriceResult(BaseModel):
+    as_of: str | None
+    stale: bool
+    data_note: str
+    total_matches: int
+    offers: list[GpuOffer]
+    notices: list[str] = []
+    gpu_note: str = ""

@@ -1,0 +1,79 @@
+"""`gpu-advisor prices`, `catalog` and `cost` end to end (real DuckDB in a test data directory)."""
+
+import json
+
+import pytest
+
+from tests.assistant.test_cli_vram import run
+
+
+def test_prices_json_contract_cheapest_h100_on_demand_and_spot():
+    od = json.loads(run("prices", "--gpu", "H100", "--on-demand", "--limit", "5", "--json").stdout)
+    assert len(od["as_of"]) == 10 and od["stale"] is True  # the snapshot is months old
+    keys = ["provider", "instance_type", "gpu", "gpu_count", "gpu_memory_gb", "price_usd_per_hour",
+            "price_usd_per_gpu_hour", "spot_price_usd_per_hour", "region", "source"]
+    for o in od["offers"]:
+        assert list(o)[:len(keys)] == keys and o["gpu"].startswith("H100")
+    p = [o["price_usd_per_gpu_hour"] for o in od["offers"]]
+    assert p == sorted(p)
+    sp = json.loads(run("prices", "--gpu", "H100", "--spot", "--limit", "5", "--json").stdout)
+    s = [o["spot_price_usd_per_gpu_hour"] for o in sp["offers"]]
+    assert s == sorted(s) and all(v is not None for v in s)
+
+
+def test_prices_human_table_names_the_date():
+    p = run("prices", "--gpu", "L4", "--limit", "3")
+    assert p.returncode == 0 and "Prices as of" in p.stdout and "$/GPU-h" in p.stdout
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("prices", "--gpu", "A100'; DROP TABLE offers; --"), "Unknown GPU"),
+    (("prices", "--provider", "aws'; DROP TABLE offers; --"), "Invalid provider"),
+    (("prices", "--max-price", "-1"), "max_price_usd_per_gpu_hour"),
+    (("prices", "--limit", "0"), "limit"),
+    (("prices", "--sort", "cheapest"), "sort"),
+    (("prices", "--min-vram-gb", "nan"), "min_vram_gb"),
+    (("cost", "--gpu", "A100"), "--hours"),
+    (("cost", "--gpu", "H100", "--hours", "2", "--storage-gb", "inf"), "storage_gb"),
+    (("catalog", "refresh", "--from", "/nonexistent/vms.csv"), "no such file"),
+])
+def test_bad_price_input(args, needle):
+    p = run(*args)
+    assert p.returncode == 2, (p.stdout, p.stderr)
+    assert needle in p.stderr and "Traceback" not in p.stderr
+
+
+def test_injection_left_the_table_intact():
+    run("prices", "--gpu", "A100'; DROP TABLE offers; --")
+    assert json.loads(run("prices", "--limit", "1", "--json").stdout)["total_matches"] > 2000
+
+
+def test_cost_twenty_minutes_on_gcp_bills_per_second():
+    d = json.loads(run("cost", "--gpu", "L4", "--provider", "gcp", "--minutes", "20", "--json").stdout)
+    price = d["offer"]["price_usd_per_hour"]
+    assert d["billing"]["increment_s"] == 1 and d["billed_hours"] == pytest.approx(1 / 3)
+    assert d["on_demand_cost_usd"] == pytest.approx(price / 3)
+    assert d["billing"]["per_hour_usd"] == pytest.approx(price)
+
+
+def test_cost_from_training_estimate_with_spot_and_unknown_storage():
+    d = json.loads(run("cost", "--gpu", "A100", "--model", "mistral-7b", "--method", "lora", "--examples", "50000",
+                       "--tokens-per-example", "512", "--epochs", "3", "--provider", "vast", "--storage-gb", "50",
+                       "--json").stdout)
+    assert d["runtime_hours"] == pytest.approx(d["training"]["hours"])
+    assert d["storage_usd"] is None and d["total_usd"] is None  # vast storage is host-priced: unknown
+    assert any("unknown" in a for a in d["assumptions"])
+
+
+def test_serving_cost_per_million_tokens():
+    d = json.loads(run("cost", "--gpu", "H100", "--model", "llama-3.1-8b", "--serve", "--batch", "32", "--json").stdout)
+    s = d["serving"]
+    assert s["usd_per_million_tokens"] == pytest.approx(
+        d["offer"]["price_usd_per_hour"] / (s["aggregate_tokens_per_s"] * 3600) * 1e6)
+    assert s["monthly_usd"] == pytest.approx(d["offer"]["price_usd_per_hour"] * 730)
+    assert any("not advisable" in a for a in d["assumptions"])
+
+
+def test_catalog_info_lists_sources_and_unmapped():
+    d = json.loads(run("catalog", "info", "--json").stdout)
+    assert d["providers"] and d["sources"] and "RTX6000" in d["unmapped_gpu_names"]
