@@ -28,9 +28,9 @@ from tools.errors import AdvisorError, InvalidInput
 from tools.schemas import GpuOffer, PriceQuery, PriceResult
 
 DB_FILENAME = "prices.duckdb"
-_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
-# Small scans: one thread avoids scheduling overhead (measured in benchmarks/price_query.py).
-_QUERY_CONFIG = _CONFIG | {"threads": 1}
+# No extension downloads; one thread: the scans are small and scheduling overhead dominated p95
+# (benchmarks/price_query.py). DuckDB requires the same config for every connection to a file.
+_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False, "threads": 1}
 _SHIPPED = DATA_DIR / "prices"
 _DDL = """
 CREATE TABLE offers (
@@ -168,7 +168,7 @@ class PriceDb:
             if self._con is None or self._con_stamp != stamp:
                 if self._con is not None:
                     self._con.close()
-                self._con = duckdb.connect(str(self.path), read_only=True, config=_QUERY_CONFIG)
+                self._con = duckdb.connect(str(self.path), read_only=True, config=_CONFIG)
                 self._con_stamp = stamp
             return self._con.cursor()
 
@@ -319,9 +319,7 @@ class PriceDb:
             report.dropped += len(res.dropped)
             for k, v in res.unmapped.items():
                 report.unmapped[k] = report.unmapped.get(k, 0) + v
-        import duckdb
-
-        con = duckdb.connect(str(self.path), read_only=True, config=_CONFIG)
+        con = self._cursor()
         try:
             old = [dict(zip(OFFER_COLUMNS, r)) for r in con.execute(f"SELECT {', '.join(OFFER_COLUMNS)} FROM offers").fetchall()]
             old_dropped = [dict(zip(("provider", "instance_type", "accelerator_name", "region", "reason", "source"), r))
