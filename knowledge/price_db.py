@@ -28,12 +28,13 @@ from tools.errors import AdvisorError, InvalidInput
 from tools.schemas import GpuOffer, PriceQuery, PriceResult
 
 DB_FILENAME = "prices.duckdb"
+SCHEMA_VERSION = "2"  # bump when the tables change: older files are rebuilt
 # No extension downloads; one thread: the scans are small and scheduling overhead dominated p95
 # (benchmarks/price_query.py). DuckDB requires the same config for every connection to a file.
 _CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False, "threads": 1}
 _SHIPPED = DATA_DIR / "prices"
 _DDL = """
-CREATE TABLE offers (
+CREATE TABLE staged_offers (
   provider VARCHAR, instance_type VARCHAR, accelerator_name VARCHAR, gpu_id VARCHAR, gpu_name VARCHAR,
   gpu_count INTEGER, gpu_memory_gb DOUBLE, vcpus DOUBLE, host_memory_gib DOUBLE,
   price_usd_per_hour DOUBLE, price_usd_per_gpu_hour DOUBLE,
@@ -109,11 +110,12 @@ class PriceDb:
                 con = duckdb.connect(str(self.path), read_only=True, config=_CONFIG)
                 try:
                     row = con.execute("SELECT value FROM meta WHERE key = 'shipped_hash'").fetchone()
+                    schema = con.execute("SELECT value FROM meta WHERE key = 'schema'").fetchone()
                     refreshed = con.execute("SELECT count(*) FROM meta WHERE key LIKE 'refreshed:%'").fetchone()[0]
                     con.execute("SELECT count(*) FROM offers").fetchone()
                 finally:
                     con.close()
-                if row and (row[0] == _shipped_hash() or refreshed):
+                if schema and schema[0] == SCHEMA_VERSION and row and (row[0] == _shipped_hash() or refreshed):
                     return
                 self.notices.append("The price catalog was rebuilt from the shipped data (it was older).")
             except duckdb.Error:
@@ -138,11 +140,16 @@ class PriceDb:
             con = duckdb.connect(str(tmp), config=_CONFIG)
             try:
                 con.execute(_DDL)
-                _insert(con, "offers", OFFER_COLUMNS, offers, scratch)
+                _insert(con, "staged_offers", OFFER_COLUMNS, offers, scratch)
+                # One integer tie-break (cheapest first, then provider/instance/region) keeps the
+                # top-N sort of a query narrow: sorting on three text columns doubled its time.
+                con.execute("CREATE TABLE offers AS SELECT *, row_number() OVER (ORDER BY "
+                            "coalesce(price_usd_per_gpu_hour, spot_price_usd_per_gpu_hour) NULLS LAST, "
+                            "provider, instance_type, region) AS tie FROM staged_offers; DROP TABLE staged_offers")
                 _insert(con, "dropped", ("provider", "instance_type", "accelerator_name", "region", "reason", "source"),
                         dropped, scratch)
                 _insert(con, "sources", ("provider", "source", "as_of", "note"), sources, scratch)
-                con.executemany("INSERT INTO meta VALUES (?, ?)", list(meta.items()))
+                con.executemany("INSERT INTO meta VALUES (?, ?)", list((meta | {"schema": SCHEMA_VERSION}).items()))
                 con.execute("CHECKPOINT")
             finally:
                 con.close()
@@ -204,8 +211,7 @@ class PriceDb:
         if q.interconnect == "nvlink":
             where.append("nvlink")
         sort = _SORTS[q.sort] if q.sort else ("spot_price_usd_per_gpu_hour" if q.pricing == "spot" else "price_usd_per_gpu_hour")
-        order = f"{sort} ASC NULLS LAST, coalesce(price_usd_per_gpu_hour, spot_price_usd_per_gpu_hour) ASC NULLS LAST, " \
-                "provider, instance_type, region"
+        order = f"{sort} ASC NULLS LAST, tie"
         cond = " AND ".join(where)
         sql = f"SELECT {', '.join(OFFER_COLUMNS)} FROM offers WHERE {cond} ORDER BY {order} LIMIT $limit"
         cur = self._cursor()
