@@ -5,7 +5,7 @@ Imports stay light (no LangChain, no Gradio) so `gpu-advisor vram` starts fast.
 
 from __future__ import annotations
 
-__all__ = ["catalog_info", "cost", "catalog_refresh", "list_gpus", "list_models", "price_db", "prices", "resolve_model_arch",
+__all__ = ["catalog_info", "cost", "guide", "recommend", "catalog_refresh", "list_gpus", "list_models", "price_db", "prices", "resolve_model_arch",
            "speed", "train_time", "vram"]
 
 import math
@@ -364,3 +364,69 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
     out["assumptions"] = assumptions
     out["estimate"] = True
     return out
+
+
+def guide(question: str, lang: str | None = None, k: int = 3) -> list[Any]:
+    """Guide passages that answer `question`, in its language (or `lang`)."""
+    from knowledge.guide_index import search_guide
+
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidInput("question", question, "a question in English or Urdu")
+    if lang is not None and lang not in ("en", "ur"):
+        raise InvalidInput("lang", lang, "en or ur")
+    if not isinstance(k, int) or not 1 <= k <= 10:
+        raise InvalidInput("k", k, "an integer from 1 to 10")
+    return search_guide(question[:4000], lang, k)
+
+
+def recommend(*, model: str | None = None, config: str | None = None, params_b: float | None = None,
+              providers: list[str] | None = None, regions: list[str] | None = None, **goal: Any) -> Any:
+    """Ranked GPU options for serving or fine-tuning `model`, with reasons and what was ruled out.
+
+    Raises:
+        AdvisorError subclasses with user-facing messages.
+    """
+    from tools.recommend import RecommendRequest, recommend as _recommend
+
+    arch = resolve_model_arch(model, config, params_b)
+    if goal.get("examples") is not None or goal.get("tokens_per_example") is not None:
+        ex, tpe = goal.pop("examples", None), goal.pop("tokens_per_example", None)
+        if ex is None or tpe is None:
+            raise InvalidCombination("give --examples N together with --tokens-per-example T")
+        for name, v in (("examples", ex), ("tokens_per_example", tpe)):
+            if not isinstance(v, int) or not 1 <= v <= 10**12:
+                raise InvalidInput(name, v, "a whole number from 1 to 1,000,000,000,000")
+        goal["dataset_tokens"] = float(ex) * tpe
+        if goal.get("seq_len") is None:  # examples of ~T tokens are trained as sequences of T tokens
+            goal["seq_len"] = tpe
+    if goal.get("precisions") is not None:
+        from tools.units import weight_format
+        for p in goal["precisions"]:
+            try:
+                weight_format(p)
+            except KeyError:
+                raise InvalidInput("precision", p, "bf16, fp16, fp8, int8, int4, q4_k_m, q8_0 ...") from None
+    req = validated(RecommendRequest, **{k: v for k, v in goal.items() if v is not None})
+    eng = resolve_engine(req.engine)
+    db = price_db()
+    known = {p["provider"] for p in db.info()["providers"]}
+    for p in providers or []:
+        if p.strip().lower() not in known:
+            raise InvalidInput("provider", p, ", ".join(sorted(known)))
+    offers = []
+    for prov in (providers or [None]):
+        for reg in (regions or [None]):
+            res = db.query(PriceQuery(provider=prov, region=reg, limit=1000, pricing="any"), None)
+            offers += res.offers
+            if res.total_matches > 1000:  # the catalog is bigger than one page: take every GPU type's cheapest rows
+                for gid in {o.gpu_id for o in offers if o.gpu_id}:
+                    offers += db.query(PriceQuery(provider=prov, region=reg, limit=200), [gid]).offers
+    gpus = {g.id: g for g in load_gpus()}
+    billing = {p: BillingPolicy(provider=p, increment_s=f.get("billing_increment_s"),
+                                minimum_s=f.get("minimum_charge_s") or 0) for p, f in load_providers().items()}
+    rec = _recommend(arch, req, offers, gpus, eng, load_training_efficiency(), billing)
+    dates = sorted({o["offer"]["as_of"] for o in rec.options if o["offer"]["as_of"]})
+    rec.assumptions.append(res.data_note if offers else "No offer matched the provider/region filters.")
+    if arch.rough:
+        rec.assumptions.insert(0, "Only the parameter count was given: a Llama-like shape was assumed.")
+    return rec.model_copy(update={"chart": rec.chart | {"as_of": dates}})

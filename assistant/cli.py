@@ -410,6 +410,97 @@ def _run_cost(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_guide(sub: Any) -> None:
+    p = sub.add_parser("guide", help="search the guides (English or Urdu) for the passages that answer a question")
+    p.add_argument("question")
+    p.add_argument("--lang", help="en | ur (default: the question's script)")
+    p.add_argument("-k", type=_int, default=3, help="passages to return (default 3)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_run_guide)
+
+
+def _run_guide(args: argparse.Namespace) -> int:
+    from assistant import api
+
+    hits = api.guide(args.question, args.lang, args.k)
+    if args.json:
+        print(json.dumps([h.__dict__ for h in hits], indent=2, ensure_ascii=False))
+        return 0
+    if not hits:
+        print("No passage of the guides matches this question.")
+    for h in hits:
+        print(f"[{h.id}] {h.guide_title} - {h.section}\n{h.text}\n")
+    return 0
+
+
+def _add_recommend(sub: Any) -> None:
+    p = sub.add_parser("recommend", help="ranked, explained GPU options for serving or fine-tuning a model")
+    _add_model_args(p)
+    p.add_argument("--workload", help="serve (default) | finetune")
+    p.add_argument("--context", type=_int, dest="context_tokens", help="serve: prompt + output tokens per request (default 4096)")
+    p.add_argument("--users", type=_int, dest="concurrent_users", help="serve: concurrent users/sequences (default 1)")
+    p.add_argument("--min-tokens-per-s", type=_positive_float, dest="min_tokens_per_s_per_user",
+                   help="serve: tokens/s each user must get")
+    p.add_argument("--precision", action="append", dest="precisions",
+                   help="serve: allowed weight precision, repeatable and tried in order (default bf16)")
+    p.add_argument("--engine", help="serve: vllm (default), sglang, tensorrt-llm, llama.cpp ...")
+    p.add_argument("--method", help="finetune: full | lora | qlora")
+    p.add_argument("--dataset-tokens", type=_positive_float)
+    p.add_argument("--examples", type=_int)
+    p.add_argument("--tokens-per-example", type=_int)
+    p.add_argument("--epochs", type=_positive_float)
+    p.add_argument("--seq-len", type=_int)
+    p.add_argument("--batch", type=_int, help="finetune: micro-batch per GPU (default 4)")
+    p.add_argument("--deadline-hours", type=_positive_float)
+    p.add_argument("--budget", type=_positive_float, dest="budget_usd", help="USD")
+    p.add_argument("--spot", action="store_true", default=None, dest="spot_allowed", help="spot capacity allowed")
+    p.add_argument("--nvlink", action="store_true", default=None, dest="needs_nvlink", help="require NVLink for multi-GPU")
+    p.add_argument("--max-gpus", type=_int, help="GPUs per instance at most (default 8)")
+    p.add_argument("--provider", action="append", dest="providers", help="only these providers (repeatable)")
+    p.add_argument("--region", action="append", dest="regions", help="only regions containing this text (repeatable)")
+    p.add_argument("--objective", help="cheapest (default) | fastest | value")
+    p.add_argument("--top", type=_int, dest="top_n", help="options to show (default 5)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_run_recommend)
+
+
+def _run_recommend(args: argparse.Namespace) -> int:
+    from assistant import api
+
+    keys = ("workload", "context_tokens", "concurrent_users", "min_tokens_per_s_per_user", "precisions", "engine",
+            "method", "dataset_tokens", "examples", "tokens_per_example", "epochs", "seq_len", "batch",
+            "deadline_hours", "budget_usd", "spot_allowed", "needs_nvlink", "max_gpus", "objective", "top_n")
+    goal = {k: getattr(args, k) for k in keys}
+    if goal["workload"] is None and args.method:
+        goal["workload"] = "finetune"
+    rec = api.recommend(model=args.model, config=args.config, params_b=args.params_b, providers=args.providers,
+                        regions=args.regions, **goal)
+    if args.json:
+        print(json.dumps(rec.model_dump(), indent=2, default=str))
+        return 0
+    if rec.status == "needs_input":
+        print("Missing: " + ", ".join(rec.missing))
+    for o in rec.options:
+        off = o["offer"]
+        head = (f"{o['rank']}. {o['gpu_count']} x {o['gpu']} - {off['provider']} {off['instance_type'] or ''}"
+                + (f" ({off['region']})" if off['region'] else ""))
+        print(head)
+        for r in o["reasons"]:
+            print(f"     - {r}")
+    if rec.status == "nothing_fits":
+        print("Nothing fits. What would:")
+        for s in rec.suggestions:
+            print(f"  - {s}")
+    if rec.ruled_out:
+        print("Ruled out:")
+        for r in rec.ruled_out[:15]:
+            print(f"  - {r['reason']}")
+    print("Assumptions:")
+    for a in rec.assumptions:
+        print(f"  - {a}")
+    return 0
+
+
 def _add_lists(sub: Any) -> None:
     p = sub.add_parser("models", help="list the models the advisor knows")
     p.add_argument("--json", action="store_true")
@@ -458,6 +549,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_prices(sub)
     _add_catalog(sub)
     _add_cost(sub)
+    _add_guide(sub)
+    _add_recommend(sub)
     _add_lists(sub)
     return parser
 

@@ -77,3 +77,15 @@ def test_serving_cost_per_million_tokens():
 def test_catalog_info_lists_sources_and_unmapped():
     d = json.loads(run("catalog", "info", "--json").stdout)
     assert d["providers"] and d["sources"] and "RTX6000" in d["unmapped_gpu_names"]
+
+
+def test_recommend_cli_json_and_guide_cli():
+    d = json.loads(run("recommend", "--model", "llama-3-8b", "--method", "qlora", "--examples", "20000",
+                       "--tokens-per-example", "512", "--budget", "100", "--top", "3", "--json").stdout)
+    assert d["status"] == "ok" and 1 <= len(d["options"]) <= 3
+    assert [o["rank"] for o in d["options"]] == list(range(1, len(d["options"]) + 1))
+    assert d["chart"]["options"] and d["citations"]
+    g = run("guide", "Why does generation speed depend on memory bandwidth more than FLOPs?")
+    assert g.returncode == 0 and "[ga-" in g.stdout
+    bad = run("recommend", "--model", "llama-3-8b", "--method", "qlora", "--examples", "100")
+    assert bad.returncode == 2 and "tokens-per-example" in bad.stderr

@@ -1,0 +1,333 @@
+"""The recommender: from a model and a goal to ranked, explained GPU options.
+
+Following the guides (ft-14, ga-31): start from the model and the method, work back to the VRAM
+(does it fit, with headroom), then bandwidth (speed) and interconnect (splits across GPUs), then
+price (job cost, or $ per million tokens and per month). Every reason is a sentence carrying the
+computed numbers and the id of the guide passage it rests on.
+"""
+
+from __future__ import annotations
+
+__all__ = ["RecommendRequest", "Recommendation", "recommend"]
+
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from tools.cost import BillingPolicy, SpotAssumptions, billed_hours, serving_cost, spot_expectation
+from tools.errors import AdvisorError
+from tools.schemas import GpuMemory, GpuOffer, GpuSpec, ModelArch, VramRequest
+from tools.throughput import EngineProfile, SpeedRequest, estimate_speed
+from tools.training import TrainRequest, estimate_train_time
+from tools.vram import estimate_vram
+
+HEADROOM = 0.05  # keep 5 % of GPU memory free (fragmentation, spikes): ft-40 "enough room"
+
+
+class RecommendRequest(BaseModel):
+    """A goal. `workload` serve: context, users, speed target; finetune: method, data, limits."""
+
+    workload: Literal["serve", "finetune"] = "serve"
+    # serving
+    context_tokens: int = Field(4096, ge=1, le=10_000_000, description="prompt + output tokens per request")
+    concurrent_users: int = Field(1, ge=1, le=100_000, description="sequences decoded at once")
+    min_tokens_per_s_per_user: float | None = Field(None, gt=0, le=100_000, allow_inf_nan=False)
+    precisions: tuple[str, ...] = Field(("bf16",), description="weight precisions allowed, tried in order")
+    engine: str = "vllm"
+    # fine-tuning
+    method: Literal["full", "lora", "qlora"] | None = None
+    dataset_tokens: float | None = Field(None, gt=0, le=1e15, allow_inf_nan=False)
+    epochs: float = Field(1.0, gt=0, le=1000, allow_inf_nan=False)
+    seq_len: int = Field(2048, ge=1, le=1_000_000)
+    batch: int = Field(4, ge=1, le=10_000)
+    deadline_hours: float | None = Field(None, gt=0, le=1e6, allow_inf_nan=False)
+    budget_usd: float | None = Field(None, gt=0, le=1e9, allow_inf_nan=False)
+    # preferences
+    spot_allowed: bool = False
+    needs_nvlink: bool = False
+    max_gpus: int = Field(8, ge=1, le=64)
+    objective: Literal["cheapest", "fastest", "value"] = "cheapest"
+    top_n: int = Field(5, ge=1, le=50)
+
+
+class Recommendation(BaseModel):
+    status: Literal["ok", "needs_input", "nothing_fits"]
+    missing: list[str] = []
+    options: list[dict[str, Any]] = []
+    ruled_out: list[dict[str, Any]] = []
+    suggestions: list[str] = []
+    chart: dict[str, list] = {}
+    assumptions: list[str] = []
+    citations: list[str] = []
+
+
+def _cheapest(offers: list[GpuOffer], key: str) -> GpuOffer | None:
+    c = [o for o in offers if getattr(o, key) is not None]
+    return min(c, key=lambda o: (getattr(o, key), o.provider, o.instance_type or "")) if c else None
+
+
+def recommend(a: ModelArch, req: RecommendRequest, offers: list[GpuOffer], gpus: dict[str, GpuSpec],
+              engine: EngineProfile, mfu_table: dict[str, tuple[float, str]],
+              billing: dict[str, BillingPolicy]) -> Recommendation:
+    """Rank GPU configurations (type x count) from the offers for the goal in `req`.
+
+    Args:
+        a: the model.
+        req: the goal and preferences.
+        offers: candidate offers (already filtered by provider/region by the caller).
+        gpus: GPU catalog by id. engine: serving engine profile. mfu_table: training utilisation.
+        billing: billing policy per provider.
+
+    Returns:
+        Recommendation with ranked options, what was ruled out and why, and chart series.
+    """
+    if req.workload == "finetune":
+        missing = [n for n, v in (("method", req.method), ("dataset_tokens", req.dataset_tokens)) if v is None]
+        if missing:
+            return Recommendation(status="needs_input", missing=missing,
+                                  assumptions=["A fine-tuning recommendation needs the method (full, LoRA or QLoRA) "
+                                               "and the data size (tokens, or examples x tokens each)."])
+    groups: dict[tuple[str, int], list[GpuOffer]] = {}
+    for o in offers:
+        if o.gpu_id and o.gpu_id in gpus and 1 <= o.gpu_count <= req.max_gpus:
+            groups.setdefault((o.gpu_id, o.gpu_count), []).append(o)
+    options: list[dict[str, Any]] = []
+    ruled: dict[str, dict[str, Any]] = {}
+    fits_with: dict[str, int] = {}  # smallest GPU count that fits, per GPU type
+
+    def rule_out(gid: str, n: int, reason: str, cite: str = "") -> None:
+        key = gid
+        # keep the most informative reason per GPU type: the largest count tried
+        if key not in ruled or ruled[key]["gpu_count"] <= n:
+            ruled[key] = {"gpu": gpus[gid].name, "gpu_id": gid, "gpu_count": n, "reason": reason, "citation": cite}
+
+    for (gid, n), group in sorted(groups.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        g = gpus[gid]
+        if gid in fits_with and n > fits_with[gid]:
+            continue  # ga-32: a bigger box than the model needs is not an option
+        mem_gb = next((o.gpu_memory_gb for o in group if o.gpu_memory_gb), None) or g.memory_gb
+        if not mem_gb:
+            rule_out(gid, n, f"{g.name}: memory unknown in the GPU data")
+            continue
+        od = _cheapest(group, "price_usd_per_hour")
+        sp = _cheapest(group, "spot_price_usd_per_hour") if req.spot_allowed else None
+        if od is None and sp is None:
+            rule_out(gid, n, f"{n} x {g.name}: no on-demand price" + ("" if req.spot_allowed else " (spot not allowed)"))
+            continue
+        nvlink = any(o.nvlink for o in group)
+        try:
+            opt = (_serve_option if req.workload == "serve" else _train_option)(
+                a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billing)
+        except AdvisorError as exc:
+            rule_out(gid, n, f"{n} x {g.name}: {exc}")
+            continue
+        if opt.get("ruled_out"):
+            rule_out(gid, n, opt["ruled_out"], opt.get("citation", ""))
+            continue
+        fits_with.setdefault(gid, n)
+        ruled.pop(gid, None)
+        options.append(opt)
+
+    key = {"cheapest": lambda o: (o["rank_cost"], -o["rank_speed"]),
+           "fastest": lambda o: (-o["rank_speed"], o["rank_cost"]),
+           "value": lambda o: (o["rank_value"], o["rank_cost"])}[req.objective]
+    options.sort(key=lambda o: (*key(o), o["gpu_count"], o["offer"]["provider"]))
+    top = options[: req.top_n]
+    for i, o in enumerate(top, 1):
+        o["rank"] = i
+    ruled_list = sorted(ruled.values(), key=lambda r: r["gpu"])
+    status = "ok" if top else "nothing_fits"
+    suggestions = _suggestions(a, req) if not top else []
+    citations = sorted({c for o in top for c in o["citations"]} | {r["citation"] for r in ruled_list if r["citation"]})
+    chart = {
+        "options": [f"{o['gpu_count']}x {o['gpu']} ({o['offer']['provider']})" for o in top],
+        "cost": [o["rank_cost"] for o in top],
+        "throughput_tokens_per_s": [o["tokens_per_s"] for o in top],
+        "memory_components_gb": [o["memory_components_gb"] for o in top],
+        "gpu_memory_gb": [o["gpu_memory_gb"] for o in top],
+    }
+    assumptions = [
+        f"Fits means the per-GPU estimate leaves at least {HEADROOM:.0%} of the GPU's memory free.",
+        "A bigger instance of the same GPU is not listed once a smaller one fits (guide ga-32).",
+        "Speeds and times are estimates; prices are the catalog's cheapest matching offer (see its date).",
+    ]
+    return Recommendation(status=status, options=top, ruled_out=ruled_list, suggestions=suggestions, chart=chart,
+                          assumptions=assumptions, citations=citations)
+
+
+def _fit(a: ModelArch, vreq: VramRequest, g: GpuSpec, n: int, mem_gb: float) -> tuple[Any, bool, str]:
+    est = estimate_vram(a, vreq, GpuMemory(name=g.name, memory_gb=mem_gb))
+    ok = est.total_gb <= mem_gb * (1 - HEADROOM)
+    why = f"needs {est.total_gb:.1f} GB per GPU of {mem_gb:.1f} GB" + ("" if n == 1 else f" ({n} GPUs)")
+    return est, ok, why
+
+
+def _serve_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billing) -> dict[str, Any]:
+    if n > 1 and req.needs_nvlink and not nvlink:
+        return {"ruled_out": f"{n} x {g.name}: no NVLink between the GPUs (you asked for it)", "citation": "ga-09"}
+    if n > 1 and a.num_attention_heads % n:
+        return {"ruled_out": f"{n} x {g.name}: {n} does not divide {a.num_attention_heads} attention heads"}
+    last_why = ""
+    for prec in req.precisions:
+        vreq = VramRequest(method="inference", weight_precision=prec, batch=req.concurrent_users,
+                           seq_len=req.context_tokens, gpus=n, tensor_parallel=n, prefill_chunk_tokens=8192)
+        est, ok, why = _fit(a, vreq, g, n, mem_gb)
+        if not ok:
+            last_why = f"{n} x {g.name}: does not fit at {prec}, {why}"
+            continue
+        prompt = max(1, req.context_tokens * 3 // 4)
+        spd = estimate_speed(a, g, engine, SpeedRequest(precision=prec, batch=req.concurrent_users,
+                                                        prompt_tokens=prompt, output_tokens=max(1, req.context_tokens - prompt),
+                                                        gpus=n))
+        if req.min_tokens_per_s_per_user and spd.decode_tokens_per_s < req.min_tokens_per_s_per_user:
+            last_why = (f"{n} x {g.name}: {spd.decode_tokens_per_s:.0f} tokens/s per user at {prec}, "
+                        f"below the {req.min_tokens_per_s_per_user:g} asked")
+            continue
+        price = od.price_usd_per_hour if od else None
+        sc = serving_cost(price, spd.aggregate_tokens_per_s) if price else None
+        spot_sc = serving_cost(sp.spot_price_usd_per_hour, spd.aggregate_tokens_per_s) if sp else None
+        offer = od or sp
+        kv = est.components_gb.get("kv_cache", 0.0)
+        w = est.components_gb.get("weights", 0.0)
+        reasons = [f"Fits: {est.total_gb:.1f} GB per GPU of {mem_gb:.1f} GB at {prec} "
+                   f"(weights {w:.1f} GB, KV cache {kv:.1f} GB for {req.concurrent_users} x {req.context_tokens:,} tokens) [ga-31]."]
+        cites = ["ga-31"]
+        if kv >= 0.5 * w:
+            reasons.append(f"The KV cache ({kv:.1f} GB) is {kv / w:.0%} of the weights: long contexts and many users "
+                           "need memory beyond the model [ga-17].")
+            cites.append("ga-17")
+        reasons.append(f"{spd.decode_tokens_per_s:.0f} tokens/s per user, {spd.aggregate_tokens_per_s:,.0f} in total "
+                       f"({spd.bound}-bound; {g.memory_type or 'memory'} at {g.mem_bandwidth_gb_per_s or 0:,.0f} GB/s) [ga-07].")
+        cites.append("ga-07")
+        if n > 1:
+            reasons.append(f"Split over {n} GPUs (tensor parallel) "
+                           + ("with NVLink, which keeps the split fast [ga-09]." if nvlink else
+                              "over PCIe only: it works, but the all-reduces slow each token [ga-09]."))
+            cites.append("ga-09")
+        if prec != "bf16":
+            reasons.append(f"{prec.upper()} weights halve or quarter the bytes each token reads, so the model fits and runs faster [ga-08].")
+            cites.append("ga-08")
+        if sc:
+            reasons.append(f"${sc['usd_per_million_tokens']:.3f} per million tokens at full load; "
+                           f"${sc['monthly_usd']:,.0f} a month always on (${price:.2f}/h, {offer.provider}).")
+        if sp:
+            reasons.append("Spot would be cheaper but is risky for a user-facing endpoint that must stay up [ga-34].")
+            cites.append("ga-34")
+        cost_rank = sc["usd_per_million_tokens"] if sc else (spot_sc["usd_per_million_tokens"] if spot_sc else math.inf)
+        return {
+            "gpu": g.name, "gpu_id": g.id, "gpu_count": n, "precision": prec,
+            "fits": True, "vram_per_gpu_gb": est.total_gb, "gpu_memory_gb": mem_gb,
+            "headroom_gb": mem_gb - est.total_gb, "memory_components_gb": est.components_gb,
+            "tokens_per_s": spd.aggregate_tokens_per_s, "tokens_per_s_per_user": spd.decode_tokens_per_s,
+            "time_to_first_token_s": spd.time_to_first_token_s, "bound": spd.bound,
+            "price_usd_per_hour": price, "spot_price_usd_per_hour": sp.spot_price_usd_per_hour if sp else None,
+            "usd_per_million_tokens": sc["usd_per_million_tokens"] if sc else None,
+            "monthly_usd": sc["monthly_usd"] if sc else None,
+            "spot_usd_per_million_tokens": spot_sc["usd_per_million_tokens"] if spot_sc else None,
+            "offer": _offer(offer), "nvlink": nvlink, "reasons": reasons, "citations": cites,
+            "rank_cost": sc["monthly_usd"] if sc else math.inf, "rank_speed": spd.aggregate_tokens_per_s,
+            "rank_value": cost_rank,
+        }
+    return {"ruled_out": last_why or f"{n} x {g.name}: does not fit"}
+
+
+def _train_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billing) -> dict[str, Any]:
+    method = req.method
+    if n > 1 and req.needs_nvlink and not nvlink:
+        return {"ruled_out": f"{n} x {g.name}: no NVLink between the GPUs (you asked for it)", "citation": "ft-17"}
+    if n > 1 and method == "full" and not nvlink:
+        return {"ruled_out": f"{n} x {g.name}: full fine-tuning split over GPUs needs NVLink or an equivalent fabric; "
+                             "this instance has PCIe only", "citation": "ft-17"}
+    # As recipes do: try without activation checkpointing, then with it (slower, far less memory).
+    for ckpt in ((False, True) if method != "qlora" else (True,)):
+        vreq = VramRequest(method=method, batch=req.batch, seq_len=req.seq_len, gpus=n,
+                           sharding="fsdp" if n > 1 else "none", grad_checkpointing=ckpt,
+                           training_precision="bf16" if method == "full" else "mixed")
+        est, ok, why = _fit(a, vreq, g, n, mem_gb)
+        if ok:
+            break
+    if not ok:
+        cite = "ft-06" if method == "full" else "ft-09"
+        return {"ruled_out": f"{n} x {g.name}: does not fit even with activation checkpointing, {why}", "citation": cite}
+    tt = estimate_train_time(a, g, TrainRequest(method=method, dataset_tokens=req.dataset_tokens, epochs=req.epochs,
+                                                gpus=n, batch=req.batch, seq_len=req.seq_len, grad_checkpointing=ckpt),
+                             mfu_table)
+    offer = od or sp
+    policy = billing.get(offer.provider, BillingPolicy(provider=offer.provider))
+    unknown_billing = policy.increment_s is None
+    if unknown_billing:  # unknown granularity: count started hours, the worst case
+        policy = policy.model_copy(update={"increment_s": 3600})
+    price = od.price_usd_per_hour if od else None
+    cost = billed_hours(tt.hours, policy) * price if price else None
+    spot_cost = None
+    if sp:
+        spot_cost = spot_expectation(tt.hours, sp.spot_price_usd_per_hour, SpotAssumptions())["cost_usd"]
+    best_cost = min(c for c in (cost, spot_cost) if c is not None)
+    if req.deadline_hours and tt.hours > req.deadline_hours:
+        return {"ruled_out": f"{n} x {g.name}: about {tt.hours:.1f} h, past the {req.deadline_hours:g} h deadline"}
+    if req.budget_usd and best_cost > req.budget_usd:
+        return {"ruled_out": f"{n} x {g.name}: about ${best_cost:,.0f}, over the ${req.budget_usd:,.0f} budget"}
+    reasons = [f"Fits: {est.total_gb:.1f} GB per GPU of {mem_gb:.1f} GB for {method} "
+               f"(micro-batch {req.batch} x {req.seq_len:,} tokens"
+               + (", activation checkpointing on" if ckpt else "") + ") [ft-14]."]
+    cites = ["ft-14"]
+    if method == "qlora":
+        reasons.append("QLoRA keeps the frozen base model in 4-bit, so it fits on one card where full fine-tuning "
+                       "would need several [ft-09].")
+        cites.append("ft-09")
+    elif method == "full":
+        reasons.append("Full fine-tuning holds weights, gradients and optimizer states: the most memory of any method [ft-06].")
+        cites.append("ft-06")
+    reasons.append(f"About {tt.hours:.2f} h ({tt.tokens_per_s:,.0f} tokens/s, estimate) for "
+                   f"{tt.total_tokens:,.0f} tokens.")
+    if n > 1:
+        reasons.append(f"{n} GPUs " + ("with NVLink: gradients and shards are exchanged without a bottleneck [ft-17]."
+                                        if nvlink else "over PCIe: fine for adapters, slower for sharded weights [ft-17]."))
+        cites.append("ft-17")
+    if cost is not None:
+        unit = {1: "per second", 60: "per minute", 3600: "per hour"}.get(policy.increment_s or 0, "")
+        how = (f"{offer.provider}'s billing unit is unknown, so started hours are counted" if unknown_billing
+               else f"{offer.provider} bills {unit}")
+        reasons.append(f"${cost:,.2f} on demand at ${price:.2f}/h ({how}) [ft-28].")
+        cites.append("ft-28")
+    if spot_cost is not None:
+        reasons.append(f"About ${spot_cost:,.2f} on spot ({sp.provider}) with checkpoints every 30 min [ft-27].")
+        cites.append("ft-27")
+    return {
+        "gpu": g.name, "gpu_id": g.id, "gpu_count": n, "method": method, "fits": True,
+        "vram_per_gpu_gb": est.total_gb, "gpu_memory_gb": mem_gb, "headroom_gb": mem_gb - est.total_gb,
+        "memory_components_gb": est.components_gb, "tokens_per_s": tt.tokens_per_s, "hours": tt.hours,
+        "gpu_hours": tt.gpu_hours, "price_usd_per_hour": price, "grad_checkpointing": ckpt,
+        "spot_price_usd_per_hour": sp.spot_price_usd_per_hour if sp else None,
+        "job_cost_usd": cost, "spot_job_cost_usd": spot_cost, "offer": _offer(offer), "spot_offer": _offer(sp) if sp else None,
+        "nvlink": nvlink, "reasons": reasons, "citations": cites,
+        "rank_cost": best_cost, "rank_speed": tt.tokens_per_s, "rank_value": best_cost,
+    }
+
+
+def _offer(o: GpuOffer) -> dict[str, Any]:
+    return {"provider": o.provider, "instance_type": o.instance_type, "region": o.region, "as_of": o.as_of,
+            "price_usd_per_hour": o.price_usd_per_hour, "spot_price_usd_per_hour": o.spot_price_usd_per_hour,
+            "gpu_count": o.gpu_count, "source": o.source}
+
+
+def _suggestions(a: ModelArch, req: RecommendRequest) -> list[str]:
+    out = []
+    if req.workload == "serve":
+        if "int4" not in req.precisions:
+            out.append("Allow 4-bit (int4/AWQ/GPTQ) or FP8 weights: they cut the weights' memory 2-4x [ga-08].")
+        out.append(f"Allow more GPUs than {req.max_gpus} per instance, or shorten the context / fewer concurrent users "
+                   "(the KV cache grows with both) [ga-17].")
+    else:
+        if req.method == "full":
+            out.append("Use LoRA or QLoRA instead of full fine-tuning: the frozen base needs no gradients or optimizer "
+                       "states [ft-09].")
+        elif req.method == "lora":
+            out.append("Use QLoRA: the 4-bit base model fits on a single card where 16-bit does not [ft-09].")
+        out.append("Lower the micro-batch or sequence length, or turn on gradient checkpointing [ft-40].")
+        if req.budget_usd or req.deadline_hours:
+            out.append("Raise the budget or the deadline, or allow spot capacity with checkpoints [ft-27].")
+        if req.max_gpus < 8:
+            out.append(f"Allow more than {req.max_gpus} GPUs per instance [ft-17].")
+    return out
