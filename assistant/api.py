@@ -5,7 +5,7 @@ Imports stay light (no LangChain, no Gradio) so `gpu-advisor vram` starts fast.
 
 from __future__ import annotations
 
-__all__ = ["catalog_info", "cost", "guide", "recommend", "catalog_refresh", "list_gpus", "list_models", "price_db", "prices", "resolve_model_arch",
+__all__ = ["Advisor", "Answer", "advisor", "catalog_info", "cost", "guide", "recommend", "catalog_refresh", "list_gpus", "list_models", "price_db", "prices", "resolve_model_arch",
            "speed", "train_time", "vram"]
 
 import math
@@ -55,7 +55,8 @@ def _gpu_memory(gpu: str | None) -> tuple[Any, str]:
 
 
 def vram(*, model: str | None = None, config: str | None = None, params_b: float | None = None,
-         gpu: str | None = None, offload_text_encoders: bool = False, **request: Any) -> VramEstimate:
+         gpu: str | None = None, gpu_memory_gb: float | None = None, offload_text_encoders: bool = False,
+         **request: Any) -> VramEstimate:
     """Per-GPU memory estimate for a model, with an optional fit verdict against `gpu`.
 
     LLMs get the full breakdown (tools.vram); image pipelines (SDXL, SD3, FLUX.1...) their
@@ -80,6 +81,12 @@ def vram(*, model: str | None = None, config: str | None = None, params_b: float
         return est
     req = validated(VramRequest, **{k: v for k, v in request.items() if v is not None})
     gpu_mem, note = _gpu_memory(gpu)
+    if gpu_mem is None and gpu_memory_gb is not None:
+        if not isinstance(gpu_memory_gb, (int, float)) or not math.isfinite(gpu_memory_gb) or not 0 < gpu_memory_gb <= 10_000:
+            raise InvalidInput("gpu_memory_gb", gpu_memory_gb, "a GPU memory size in GB above 0 and at most 10,000")
+        from tools.schemas import GpuMemory
+        # a "24 GB GPU" is 24 GiB as vendors count it
+        gpu_mem = GpuMemory(name=f"a {gpu_memory_gb:g} GB GPU", memory_gb=gpu_memory_gb * 2**30 / 1e9)
     est = estimate_vram(arch, req, gpu_mem)
     if gpu_mem is not None:
         gib = gpu_mem.memory_gb * 1e9 / 2**30
@@ -430,3 +437,25 @@ def recommend(*, model: str | None = None, config: str | None = None, params_b: 
     if arch.rough:
         rec.assumptions.insert(0, "Only the parameter count was given: a Llama-like shape was assumed.")
     return rec.model_copy(update={"chart": rec.chart | {"as_of": dates}})
+
+
+_ADVISORS: dict[str, Any] = {}
+
+
+def advisor(backend: str | None = None) -> Any:
+    """The process's Advisor for the current data directory and backend (created on first use)."""
+    from assistant.advisor import Advisor
+    from assistant.settings import data_dir
+
+    key = f"{data_dir()}|{backend or 'router'}"
+    if key not in _ADVISORS:
+        _ADVISORS[key] = Advisor(backend or "router")
+    return _ADVISORS[key]
+
+
+def __getattr__(name: str) -> Any:  # lazy re-exports: importing LangChain costs ~1 s
+    if name in ("Advisor", "Answer"):
+        import assistant.advisor as adv
+
+        return getattr(adv, name)
+    raise AttributeError(name)

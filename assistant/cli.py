@@ -501,6 +501,57 @@ def _run_recommend(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_ask(sub: Any) -> None:
+    p = sub.add_parser("ask", help="ask the assistant a question (English or Urdu)")
+    p.add_argument("question", nargs="+", help="the question")
+    p.add_argument("--thread", help="thread id: reuse it to ask follow-ups")
+    p.add_argument("--json", action="store_true", help="print the Answer object")
+    p.set_defaults(func=_run_ask)
+    c = sub.add_parser("chat", help="interactive chat in the terminal (a thread per session)")
+    c.add_argument("--thread", help="continue this thread")
+    c.set_defaults(func=_run_chat)
+
+
+def _run_ask(args: argparse.Namespace) -> int:
+    from assistant import api
+
+    q = " ".join(args.question)
+    ans = api.advisor().ask(q, thread_id=args.thread)
+    if args.json:
+        print(json.dumps(ans.model_dump(), indent=2, ensure_ascii=False, default=str))
+    else:
+        print(ans.answer)
+        print(f"\n(thread {ans.thread_id})")
+    return 0
+
+
+def _run_chat(args: argparse.Namespace) -> int:
+    import uuid
+
+    from rich.console import Console
+    from rich.markdown import Markdown
+
+    from assistant import api
+
+    console = Console()
+    tid = args.thread or uuid.uuid4().hex
+    adv = api.advisor()
+    console.print(f"[bold]GPU Advisor[/bold] — thread {tid}. Ask in English or Urdu; Ctrl-D to quit.")
+    while True:
+        try:
+            q = console.input("[bold cyan]you>[/bold cyan] ")
+        except (EOFError, KeyboardInterrupt):
+            console.print()
+            return 0
+        if not q.strip():
+            continue
+        for ev in adv.stream(q, thread_id=tid):
+            if ev["type"] == "tool_start":
+                console.print(f"[dim]  → {ev['name']}({', '.join(f'{k}={v}' for k, v in ev['args'].items())})[/dim]")
+            elif ev["type"] == "answer":
+                console.print(Markdown(ev["answer"].answer))
+
+
 def _add_lists(sub: Any) -> None:
     p = sub.add_parser("models", help="list the models the advisor knows")
     p.add_argument("--json", action="store_true")
@@ -551,6 +602,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cost(sub)
     _add_guide(sub)
     _add_recommend(sub)
+    _add_ask(sub)
     _add_lists(sub)
     return parser
 

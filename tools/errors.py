@@ -14,7 +14,7 @@ class InvalidInput(AdvisorError, ValueError):
 
     def __init__(self, field: str, value: object, accepted: str):
         self.field, self.value, self.accepted = field, value, accepted
-        super().__init__(f"Invalid {field}: {value!r}. Accepted: {accepted}.")
+        super().__init__(f"Invalid {field}: {value!r}. Accepted: {str(accepted).rstrip('.')}.")
 
 
 class InvalidCombination(AdvisorError, ValueError):

@@ -311,28 +311,34 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def validated(model_cls: type[M], **values: Any) -> M:
-    """Build a pydantic model, turning the first validation error into InvalidInput.
+    """Build a pydantic model, turning validation errors into one InvalidInput naming every bad field.
 
-    The message names the field, the value given and what is accepted (the field's description
+    The message names each field, the value given and what is accepted (the field's description
     or pydantic's own constraint text), so every front end can show it as it is.
     """
     try:
         return model_cls(**values)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = err.get("loc") or ()
-        field = str(loc[0]) if loc else "input"
-        value = values.get(field, err.get("input"))
-        accepted = ""
-        info = model_cls.model_fields.get(field)
-        if info is not None and info.description:
-            accepted = info.description
-        msg = str(err.get("msg", "")).removeprefix("Value error, ")
-        if not loc:  # a model-level rule: its message says it all
-            raise InvalidCombination(f"Invalid combination of inputs: {msg}.") from None
-        if accepted and msg and not msg.startswith(("Input should", "Field required")):
-            accepted = msg
-        raise InvalidInput(field, value, accepted or msg) from None
+        parts: list[tuple[str, Any, str]] = []
+        for err in exc.errors():
+            loc = err.get("loc") or ()
+            msg = str(err.get("msg", "")).removeprefix("Value error, ")
+            if not loc:  # a model-level rule: its message says it all
+                raise InvalidCombination(f"Invalid combination of inputs: {msg}.") from None
+            field = str(loc[0])
+            info = model_cls.model_fields.get(field)
+            accepted = info.description if info is not None and info.description else ""
+            if accepted and msg and not msg.startswith(("Input should", "Field required")):
+                accepted = msg
+            parts.append((field, values.get(field, err.get("input")), accepted or msg))
+        first = parts[0]
+        exc_out = InvalidInput(*first)
+        if len(parts) > 1:
+            exc_out.args = (" ".join(f"Invalid {f}: {v!r}. Accepted: {str(a).rstrip('.')}." for f, v, a in parts),)
+            exc_out.fields = [p[0] for p in parts]
+        raise exc_out from None
+
+
 
 
 # ---- prices -------------------------------------------------------------------------------------
@@ -397,3 +403,4 @@ class PriceResult(BaseModel):
     offers: list[GpuOffer]
     notices: list[str] = []
     gpu_note: str = ""
+

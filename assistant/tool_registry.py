@@ -1,0 +1,199 @@
+"""THE list of tools the assistant may call: LangChain tools over assistant.api.
+
+Each tool has a pydantic argument schema and a docstring written for a model. A tool never
+raises for a user-facing problem: an AdvisorError comes back as {"error": "..."} so the model (or
+the router) can tell the user what was wrong and what is accepted.
+"""
+
+from __future__ import annotations
+
+__all__ = ["TOOLS", "TOOL_NAMES", "run_tool"]
+
+import math
+from typing import Any, Literal
+
+from langchain_core.tools import StructuredTool
+from pydantic import BaseModel, Field
+
+from assistant import api
+from tools.errors import AdvisorError
+
+Num = float | None
+
+
+class ModelRef(BaseModel):
+    model: str | None = Field(None, description="catalog model name, e.g. 'llama-3.1-8b', 'Mistral 7B', 'flux.1-dev'")
+    params_b: Num = Field(None, description="parameter count in billions when no name is known (rough)")
+
+
+class VramArgs(ModelRef):
+    method: Literal["inference", "full", "lora", "qlora"] = Field("inference", description="what the GPU does")
+    weight_precision: str | None = Field(None, description="bf16 fp16 fp8 int8 int4 nf4 or GGUF q4_k_m q8_0 ...")
+    batch: int | None = Field(None, description="micro-batch (training) or concurrent sequences (inference)")
+    seq_len: int | None = Field(None, description="tokens per sequence; inference: prompt + output")
+    gpu: str | None = Field(None, description="GPU to judge the fit against, e.g. 'RTX 4090', 'H100'")
+    gpu_memory_gb: Num = Field(None, description="judge the fit against a GPU of this many GB (vendor GB)")
+    gpus: int | None = Field(None, description="GPUs (training: sharded with FSDP; inference: tensor parallel)")
+    kv_precision: str | None = Field(None, description="fp16 bf16 fp8 int8")
+    optimizer: str | None = Field(None, description="adamw adamw8bit paged-adamw8bit sgd adafactor")
+    training_precision: str | None = Field(None, description="mixed | bf16")
+    grad_checkpointing: bool | None = Field(None, description="activation checkpointing")
+    lora_rank: int | None = None
+
+
+class SpeedArgs(ModelRef):
+    gpu: str = Field(description="GPU name")
+    gpus: int | None = Field(None, description="GPUs the model is split over")
+    precision: str | None = Field(None, description="bf16 fp8 int8 int4 q4_k_m ...")
+    engine: str | None = Field(None, description="vllm sglang tensorrt-llm llama.cpp torch-compile pytorch-eager")
+    batch: int | None = Field(None, description="concurrent sequences")
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+
+
+class TrainArgs(ModelRef):
+    gpu: str
+    gpus: int | None = None
+    method: Literal["full", "lora", "qlora"] = "lora"
+    dataset_tokens: Num = None
+    examples: int | None = None
+    tokens_per_example: int | None = None
+    epochs: Num = None
+
+
+class PriceArgs(BaseModel):
+    gpu: str | None = Field(None, description="GPU model or family, e.g. H100")
+    min_vram_gb: Num = Field(None, description="per-GPU memory at least this many GB")
+    gpus: int | None = Field(None, description="GPUs per instance")
+    pricing: Literal["any", "on-demand", "spot"] = "any"
+    provider: str | None = None
+    region: str | None = None
+    max_price_usd_per_gpu_hour: Num = None
+    limit: int = Field(5, ge=1, le=50)
+
+
+class CostArgs(ModelRef):
+    gpu: str
+    gpus: int | None = None
+    provider: str | None = None
+    hours: Num = Field(None, description="runtime in hours, if known")
+    method: Literal["full", "lora", "qlora"] | None = None
+    dataset_tokens: Num = None
+    examples: int | None = None
+    tokens_per_example: int | None = None
+    epochs: Num = None
+    serve: bool = Field(False, description="cost of an always-on endpoint instead of a job")
+    batch: int | None = None
+    precision: str | None = None
+    interruptions_per_hour: Num = None
+
+
+class RecommendArgs(ModelRef):
+    workload: Literal["serve", "finetune"] = "serve"
+    context_tokens: int | None = None
+    concurrent_users: int | None = None
+    precisions: list[str] | None = None
+    method: Literal["full", "lora", "qlora"] | None = None
+    dataset_tokens: Num = None
+    examples: int | None = None
+    tokens_per_example: int | None = None
+    epochs: Num = None
+    budget_usd: Num = None
+    deadline_hours: Num = None
+    spot_allowed: bool | None = None
+    providers: list[str] | None = None
+    top_n: int = 3
+
+
+class GuideArgs(BaseModel):
+    question: str = Field(description="the user's question, in their words")
+    lang: Literal["en", "ur"] | None = None
+    k: int = Field(2, ge=1, le=5)
+
+
+def _clean(x: Any) -> Any:
+    """JSON-safe: no NaN/inf, pydantic models and dataclasses as dicts."""
+    if hasattr(x, "model_dump"):
+        return _clean(x.model_dump())
+    if hasattr(x, "__dataclass_fields__"):
+        return _clean(dict(x.__dict__))
+    if isinstance(x, dict):
+        return {k: _clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_clean(v) for v in x]
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _guarded(fn):
+    def run(**kw: Any) -> dict[str, Any]:
+        try:
+            return _clean(fn(**{k: v for k, v in kw.items() if v is not None}))
+        except AdvisorError as exc:
+            return {"error": str(exc)}
+    run.__name__ = fn.__name__
+    return run
+
+
+def _vram(**kw: Any) -> dict:
+    mem = kw.pop("gpu_memory_gb", None)
+    if kw.get("method") == "inference" and kw.get("gpus") and not kw.get("tensor_parallel"):
+        kw["tensor_parallel"] = kw["gpus"]
+    if kw.get("gpus", 1) > 1 and kw.get("method") in ("full", "lora", "qlora"):
+        kw.setdefault("sharding", "fsdp")
+    est = api.vram(**kw, gpu_memory_gb=mem)
+    return est.to_json_dict()
+
+
+def _prices(**kw: Any) -> dict:
+    r = api.prices(**kw)
+    return {"as_of": r.as_of, "stale": r.stale, "data_note": r.data_note, "total_matches": r.total_matches,
+            "gpu_note": r.gpu_note, "offers": [o.to_contract() for o in r.offers]}
+
+
+def _guide(**kw: Any) -> dict:
+    hits = api.guide(kw["question"], kw.get("lang"), kw.get("k", 2))
+    return {"passages": [h.__dict__ for h in hits]}
+
+
+def _recommend(**kw: Any) -> dict:
+    return api.recommend(**kw).model_dump()
+
+
+_SPECS = [
+    ("vram_calculator", _vram, VramArgs,
+     "Per-GPU memory (decimal GB) to run or fine-tune a model, split into weights, KV cache, activations, "
+     "gradients, optimizer and CUDA context, with a fit verdict against a GPU. Use for 'will it fit', "
+     "'how much VRAM'. Every memory number you state must come from this tool."),
+    ("speed_estimator", lambda **kw: api.speed(**kw), SpeedArgs,
+     "Estimated decode tokens/s per user and for the batch, time to first token and latency of a model on a GPU "
+     "with an engine (roofline calibrated on published measurements). Use for speed and batching questions."),
+    ("training_time", lambda **kw: api.train_time(**kw), TrainArgs,
+     "Estimated fine-tuning throughput (tokens/s), hours and GPU-hours for full, LoRA or QLoRA on a GPU."),
+    ("price_query", _prices, PriceArgs,
+     "Offers from the cloud GPU price catalog, cheapest first, with the data's date. Use for price questions."),
+    ("cost_estimator", lambda **kw: api.cost(**kw), CostArgs,
+     "What a job or an always-on endpoint costs on the cheapest matching offer: billing granularity, spot with "
+     "interruptions, storage and egress, $ per million tokens and per month."),
+    ("recommend_gpus", _recommend, RecommendArgs,
+     "Ranked GPU options (fit, speed or time, cost, offer) for serving or fine-tuning a model, with reasons citing "
+     "guide passages and what was ruled out."),
+    ("search_guide", _guide, GuideArgs,
+     "Passages of the fine-tuning and generative-AI guides that answer a question, in English or Urdu, with ids "
+     "to cite. Use for every piece of advice."),
+]
+
+TOOLS = [StructuredTool.from_function(func=_guarded(fn), name=name, description=desc, args_schema=schema)
+         for name, fn, schema, desc in _SPECS]
+TOOL_NAMES = tuple(t.name for t in TOOLS)
+_BY_NAME = {t.name: t for t in TOOLS}
+
+
+def run_tool(name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """Run one registered tool directly (validation included); errors come back as {'error': ...}."""
+    tool = _BY_NAME[name]
+    try:
+        return tool.invoke(args)
+    except Exception as exc:  # pydantic validation of the arguments
+        return {"error": f"invalid arguments for {name}: {str(exc).splitlines()[0]}"}
