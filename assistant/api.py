@@ -328,18 +328,19 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
         out["runtime_hours"] = hrs
         if price is not None:
             bh = billed_hours(hrs, policy)
-            out["billed_hours"] = bh
-            out["on_demand_cost_usd"] = None if bh is None else bh * price
             out["billing"] = {"provider": policy.provider, "increment_s": policy.increment_s,
                               "minimum_s": policy.minimum_s} | billing_comparison(hrs, price)
-            if bh is None:
-                assumptions.append(f"Billing granularity of {policy.provider} is unknown: the per-second, "
-                                   "per-minute and per-hour totals are all shown.")
+            if bh is None:  # unknown granularity: count started hours, the worst case
+                bh = billed_hours(hrs, policy.model_copy(update={"increment_s": 3600}))
+                assumptions.append(f"Billing granularity of {policy.provider} is unknown: started hours are counted "
+                                   "(the worst case); per-second and per-minute totals are shown too.")
             else:
                 unit = {1: "second", 60: "minute", 3600: "hour"}.get(policy.increment_s, f"{policy.increment_s} s")
                 assumptions.append(f"{policy.provider} bills per {unit}"
                                    + (f" with a {policy.minimum_s} s minimum" if policy.minimum_s else "")
                                    + f": {hrs:.3f} h of running is billed as {bh:.3f} h.")
+            out["billed_hours"] = bh
+            out["on_demand_cost_usd"] = bh * price
         if spot_offer and spot_offer.spot_price_usd_per_hour:
             exp = spot_expectation(hrs, spot_offer.spot_price_usd_per_hour, sa)
             out["spot"] = exp | {"provider": spot_offer.provider, "spot_price_usd_per_hour": spot_offer.spot_price_usd_per_hour,

@@ -90,11 +90,11 @@ def next_calls(p: Parsed, done: list[tuple[str, dict, dict]]) -> list[dict[str, 
         base: dict[str, Any] = dict(m)
         if training:
             base["method"] = _train_method(p)
-            if s.seq_len or s.context:
-                base["seq_len"] = s.seq_len or s.context
+            if s.seq_len is not None or s.context is not None:
+                base["seq_len"] = s.seq_len if s.seq_len is not None else s.context
         else:
             base["method"] = "inference"
-            base["seq_len"] = s.context or DEFAULTS["context"]
+            base["seq_len"] = s.context if s.context is not None else DEFAULTS["context"]
         for k, v in (("weight_precision", s.precision if base["method"] != "qlora" or s.precision in ("nf4", "int4") else None),
                      ("batch", s.batch), ("optimizer", s.optimizer), ("training_precision", s.training_precision)):
             if v is not None:
