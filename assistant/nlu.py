@@ -212,7 +212,13 @@ def _find_gpus(text: str, skip: tuple[int, int] | None) -> tuple[list[str], list
 
 # ---- the parser -------------------------------------------------------------------------------------
 def parse(text: str) -> Parsed:
-    raw = (text or "").strip()
+    """Intent and slots of one message (a fresh copy: callers may change it)."""
+    p = _parse_cached((text or "").strip())
+    return replace(p, slots=replace(p.slots, gpus=list(p.slots.gpus), gpu_unknown=list(p.slots.gpu_unknown)))
+
+
+@lru_cache(maxsize=4096)
+def _parse_cached(raw: str) -> Parsed:
     lang = detect_language(raw)
     t = raw.translate(_DIGITS)
     low = t.lower()

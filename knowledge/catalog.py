@@ -161,27 +161,34 @@ def resolve_model(name: str) -> ModelArch:
 _DIFFUSION_NOISE = re.compile(r"(stable ?diffusion|stabilityai|black forest labs|blackforestlabs|base|pipeline)")
 
 
+def _diffusion_key(s: str) -> str:
+    s = str(s).strip().lower().rsplit("/", 1)[-1]
+    s = _DIFFUSION_NOISE.sub(" ", s.replace("stable-diffusion", "sd").replace("stable diffusion", "sd"))
+    return re.sub(r"[^a-z0-9.]+", "", s).replace("sdxl1.0", "sdxl").replace("v1.5", "1.5")
+
+
+@lru_cache(maxsize=1)
+def _diffusion_index() -> dict[str, str]:
+    keys: dict[str, str] = {}
+    for mid, comps in load_diffusion_models().items():
+        keys.setdefault(_diffusion_key(mid), mid)
+        keys.setdefault(_diffusion_key(comps[0].model_name), mid)
+        for alias in _diffusion_aliases().get(mid, ()):
+            keys.setdefault(_diffusion_key(alias), mid)
+    return keys
+
+
 def resolve_diffusion(name: str) -> tuple[DiffusionComponent, ...] | None:
     """The components of an image-generation pipeline named `name`, or None if it is not one.
 
     Raises:
         UnknownModel: the name is the prefix of several pipelines ("flux", "sd3").
     """
-    def key(s: str) -> str:
-        s = str(s).strip().lower().rsplit("/", 1)[-1]
-        s = _DIFFUSION_NOISE.sub(" ", s.replace("stable-diffusion", "sd").replace("stable diffusion", "sd"))
-        return re.sub(r"[^a-z0-9.]+", "", s).replace("sdxl1.0", "sdxl").replace("v1.5", "1.5")
-
-    q = key(name)
+    q = _diffusion_key(name)
     if not q:
         return None
     pipes = load_diffusion_models()
-    keys: dict[str, str] = {}
-    for mid, comps in pipes.items():
-        keys.setdefault(key(mid), mid)
-        keys.setdefault(key(comps[0].model_name), mid)
-        for alias in _diffusion_aliases().get(mid, ()):
-            keys.setdefault(key(alias), mid)
+    keys = _diffusion_index()
     if q in keys:
         return pipes[keys[q]]
     prefixed = {mid for k, mid in keys.items() if k.startswith(q)}
