@@ -52,11 +52,15 @@ class Slots:
     smallest: bool = False
 
     def filled(self) -> dict:
-        return {f.name: getattr(self, f.name) for f in fields(self) if _present(getattr(self, f.name))}
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if _present(getattr(self, f.name)) or (f.name in _KEEP_FALSE and getattr(self, f.name) is not None)}
 
 
 def _present(v: object) -> bool:
     return not (v is None or v is False or v == [])
+
+
+_KEEP_FALSE = ("spot",)  # "on-demand only" is information, not absence
 
 
 @dataclass
@@ -66,6 +70,7 @@ class Parsed:
     slots: Slots
     followup: bool = False
     text: str = ""
+    hint: str = ""  # what the words alone ask for (used when a follow-up changes the question)
 
 
 # ---- numbers -----------------------------------------------------------------------------------
@@ -95,7 +100,7 @@ def _scaled(value: str, suffix: str | None, binary_k: bool = False) -> float:
 # ---- vocabulary ------------------------------------------------------------------------------
 _PREC = [(r"\bq4_k_m\b", "q4_k_m"), (r"\bq5_k_m\b", "q5_k_m"), (r"\bq8_0\b", "q8_0"), (r"\bq4_0\b", "q4_0"),
          (r"\bq6_k\b", "q6_k"), (r"\bnf4\b", "nf4"), (r"\bfp8\b", "fp8"), (r"\bbf16\b", "bf16"), (r"\bfp16\b", "fp16"),
-         (r"\bfloat16\b", "fp16"), (r"\bfp32\b", "fp32"), (r"\bint8\b|\b8[- ]?bit\b", "int8"),
+         (r"\bfloat16\b", "fp16"), (r"\bfp32\b", "fp32"), (r"\bint8\b|\b8[- ]?bit\b|8[- ]?بٹ", "int8"),
          (r"\bint4\b|\b4[- ]?bit\b|\bawq\b|\bgptq\b|۴[- ]?بٹ|4 بٹ", "int4"), (r"\bhalf precision\b", "fp16")]
 _ENGINES = [(r"\bvllm\b", "vllm"), (r"\bsglang\b", "sglang"), (r"tensorrt|trt-?llm", "tensorrt-llm"),
             (r"llama\.?cpp|\bollama\b|\bgguf\b|lm ?studio", "llama.cpp"), (r"gpt-fast|torch\.?compile", "torch-compile"),
@@ -103,24 +108,29 @@ _ENGINES = [(r"\bvllm\b", "vllm"), (r"\bsglang\b", "sglang"), (r"tensorrt|trt-?l
 _INTENT_WORDS = {
     "recommend": r"which gpu|what gpu|which card|what card|recommend|best gpu|which provider|what should i rent|"
                  r"what to rent|suggest|کون سا gpu|کونسا gpu|کون سا کارڈ|تجویز|سفارش|کون سی gpu|which instance|"
+                 r"اچھا کارڈ|بہترین کارڈ|بہترین gpu|اچھا gpu|"
                  r"best option|cheapest way|cheapest gpu for|cheapest setup|کون سا فراہم",
     "prices": r"\bprice|\bprices|pricing|per hour|/hr\b|/h\b|hourly rate|cheapest|how much (?:does|is) (?:an? )?\S+ (?:cost|per)|"
-              r"rent(?:al)? (?:price|cost)|قیمت|کرایہ|ریٹ|سستا|سستی|offers?\b",
+              r"rent(?:al)? (?:price|cost)|going rate|hourly rate|\brate for\b|قیمت|کرایہ|ریٹ|سستا|سستی|"
+              r"کتنے کا|کتنے میں|کتنے کی|offers?\b",
     "cost": r"\bcost\b|\bcosts\b|how much will|how much would|\bbudget\b|spend|bill(?:ing|ed)?\b|per-second|per second|"
             r"hourly billing|\$|dollars?|لاگت|خرچ|بجٹ|بلنگ|ڈالر",
     "speed": r"tokens?/s|tok/s|tokens? per second|throughput|how fast|latency|\bspeed\b|batching|time to first token|ttft|"
-             r"رفتار|ٹوکن فی سیکنڈ|تیز|سست|تھروپٹ",
+             r"رفتار|ٹوکن فی سیکنڈ|تیز|سست\b|تھروپٹ|اسپیڈ|سپیڈ",
     "train_time": r"how long|training time|how many hours|take to (?:fine-?tune|train)|hours to|کتنا وقت|کتنے گھنٹے|کتنی دیر",
     "fit": r"\bvram\b|\bmemory\b|\bfit\b|\bfits\b|can i run|can i (?:fully )?(?:fine-?tune|train|serve|load)|enough|"
            r"how much gpu|\boom\b|run .* on (?:an?|one|my)|میموری|وی آر اے ایم|چلا سکت|فائن ٹیون کر سکت|ٹرین کر سکت|"
            r"سما سکت|فٹ|کافی",
-    "compare": r"\bvs\.?\b|versus|compare|comparison|better than|or an? |مقابلہ|موازنہ|بہتر",
+    "compare": r"\bvs\.?\b|versus|compare|comparison|better|\bor\b|difference|مقابلہ|موازنہ|بہتر|فرق",
     "guide": r"^(?:why|what is|what's|what are|what should|should i|is it|do i need|explain|how does|how do|when should|"
-             r"tell me about)\b|کیوں|کیا مجھے|کیا .* چاہیے|وضاحت|کیا ہے\b|کیا ہوتا",
-    "help": r"^(?:help|hi|hello|hey|what can you do|who are you|\?+)\W*$|^مدد|^سلام|آپ کیا کر سکتے",
+             r"tell me about)\b|کیوں|کیا مجھے|کیا .* چاہیے|وضاحت|کیا ہے\b|کیا ہوتا|کن چیزوں|کیا خطرہ|کے علاوہ",
+    "help": r"^(?:help|hi|hello|hey|what can you do|who are you|\?+)\W*$|^(?:hi|hello|hey)\b.*\b(?:who are you|what can you)|"
+            r"^مدد|^سلام|السلام علیکم|آپ کون|آپ کیا کر سکتے",
 }
 _DOMAIN = (r"gpu|vram|memory|model|llm|lora|qlora|fine-?tun|train|serve|inference|token|cloud|rent|spot|billing|price|"
-           r"cost|h100|a100|4090|nvlink|bandwidth|kv|quantiz|\d+\s*b\b|میموری|ماڈل|فائن|ٹیون|ٹوکن|قیمت|کلاؤڈ|جی پی یو")
+           r"cost|h100|a100|4090|nvlink|bandwidth|kv|quantiz|\d+\s*b\b|storage|checkpoint|nvme|egress|provider|"
+           r"instance|interrupt|docker|ssh|jupyter|cuda|\bt4\b|\bl4\b|"
+           r"میموری|ماڈل|فائن|ٹیون|ٹوکن|قیمت|کلاؤڈ|جی پی یو|اسپاٹ|انسٹینس|انسٹانس|اسٹوریج|بلنگ|چیک پوائنٹ")
 _FOLLOWUP = (r"^(?:and|what about|how about|what if|instead|same|now|also|but)\b|\binstead\b|^(?:and )?(?:on|in|with|at|for)\b|"
              r"^اور\b|^اگر\b|اس کے بجائے|بجائے|^تو\b|^پھر\b")
 
@@ -150,9 +160,14 @@ def _find_models(text: str) -> tuple[str | None, str | None, tuple[int, int] | N
             if not re.search(r"[A-Za-z]", cand) or not re.search(r"\d", cand) and L == 1 and len(cand) < 5:
                 continue
             key = _model_key(cand)
-            if key in idx:
+            hit = idx.get(key)
+            if hit is None and L >= 2 and len(key) >= 6 and re.search(r"\d", key):
+                ids = {m.id for k, m in idx.items() if k.startswith(key)}
+                if len(ids) == 1:  # a unique prefix: "Phi-3 mini" is phi-3-mini-4k
+                    hit = next(m for k, m in idx.items() if k.startswith(key))
+            if hit is not None:
                 if best is None or (e - s) > (best[1][1] - best[1][0]):
-                    best = (idx[key].id, (s, e))
+                    best = (hit.id, (s, e))
                 break
     if best:
         return best[0], None, best[1]
@@ -186,8 +201,11 @@ def _find_gpus(text: str, skip: tuple[int, int] | None) -> tuple[list[str], list
         for L in range(min(4, len(toks) - i), 0, -1):
             s, e = toks[i][0], toks[i + L - 1][1]
             cand = text[s:e]
-            cand_s = re.sub(r"(?<=\d)s$", "", cand)  # "4090s"
-            key = _gpu_key(cand_s)
+            key = _gpu_key(cand)
+            cand_s = cand
+            if key not in exact and key not in families:
+                cand_s = re.sub(r"(?<=\d)s$", "", cand)  # "4090s"
+                key = _gpu_key(cand_s)
             if not key or key.isdigit() and len(key) < 4:
                 continue
             if key in exact or key in families:
@@ -249,7 +267,7 @@ def _parse_cached(raw: str) -> Parsed:
     elif re.search(r"full(?:y)?[- ]?(?:parameter )?fine-?tun|full fine-?tun|fully fine-?tun|full training|\bfull ft\b|"
                    r"مکمل فائن|full finetun", low):
         sl.method = "full"
-    elif re.search(r"\b(?:serve|serving|inference|deploy|host|chat|generate|generation|run|running|load)\b|"
+    elif re.search(r"\b(?:serve|serving|inference|deploy|host|chat|chatting|chatbot|generate|run|running|load)\b|"
                    r"سرو|انفرنس|چلا|چلان", low):
         sl.method = "inference"
     elif re.search(r"fine-?tun|finetun|\btrain|فائن ٹیون|ٹرین", low):
@@ -279,13 +297,13 @@ def _parse_cached(raw: str) -> Parsed:
     if m:
         sl.gpu_count = int(m.group(1) or m.group(2))
     else:
-        m = re.search(r"\b(one|two|three|four|eight|sixteen|single|dual|دو|چار|آٹھ)\s+(?:[a-z0-9\- ]{0,16})?"
+        m = re.search(r"(?<!\w)(one|two|three|four|eight|sixteen|single|dual|ایک|دو|چار|آٹھ)\s+(?:[a-z0-9\- ]{0,16})?"
                       r"(?:gpus?|cards?|rtx|h100|a100|l4|4090s?|کارڈ|جی پی یو)", low)
         if m:
             sl.gpu_count = _WORDNUM.get(m.group(1))
     # GPU by memory: "a 24 GB GPU", "80GB-class", "48 GB card"
-    m = re.search(_NUM + r"\s*gb\s*[- ]?(?:gpu|card|class|vram|کارڈ|جی پی یو|gpu)", low) or \
-        re.search(r"(?:gpu|card|کارڈ)\s*(?:with|of|والا|والے)?\s*" + _NUM + r"\s*gb", low)
+    m = re.search(_NUM + r"\s*(?:gb|جی بی)\s*[- ]?(?:gpu|card|class|vram|کارڈ|جی پی یو|والا|والے|والی)", low) or \
+        re.search(r"(?:gpu|card|کارڈ)\s*(?:with|of|والا|والے)?\s*" + _NUM + r"\s*(?:gb|جی بی)", low)
     if m:
         sl.gpu_memory_gb = _num(m.group(1))
 
@@ -297,20 +315,23 @@ def _parse_cached(raw: str) -> Parsed:
         sl.context = int(_scaled(m.group(1), m.group(2), binary_k=True))
     # batch / users
     m = re.search(_NUM + r"\s*(?:concurrent |simultaneous |parallel )?(?:users|requests|sequences|streams|clients|"
-                  r"صارفین|درخواستیں|یوزرز)", low) or \
+                  r"صارفین|درخواستیں|یوزرز|ریکویسٹس|ریکویسٹ)", low) or \
         re.search(r"batch(?:ing)?\s*(?:size)?\s*(?:of|=|:)?\s*" + _NUM, low) or \
         re.search(r"batching\s*" + _NUM, low) or re.search(r"بیچ\s*(?:سائز)?\s*" + _NUM, low)
     if m:
         sl.batch = int(_num(m.group(1)))
     # training sequence length
-    m = re.search(r"(?:seq(?:uence)?(?:[ _-]?len(?:gth)?)?|max[ _-]?len)\s*(?:of|=|:)?\s*" + _NUM + r"\s*(k)?", low)
+    m = re.search(r"(?:seq(?:uence)?(?:[ _-]?len(?:gth)?)?|max[ _-]?len)\s*(?:of|=|:)?\s*" + _NUM + r"\s*(k)?", low) or \
+        re.search(_NUM + r"\s*(k)?[- ]?token sequences", low)
     if m:
         sl.seq_len = int(_scaled(m.group(1), m.group(2), binary_k=True))
     # dataset: "50k examples of ~512 tokens", "20k samples", "10M tokens dataset"
-    m = re.search(_NUM + r"\s*(k|m)?\s*(?:examples|samples|rows|conversations|instructions|records|مثالیں|نمونے|سیمپلز)", low)
+    m = re.search(_NUM + r"\s*(k|m|ہزار)?\s*(?:examples|samples|rows|conversations|instructions|records|مثالیں|نمونے|"
+                  r"سیمپلز|سیمپل|مثالوں)", low)
     if m:
         sl.examples = int(_scaled(m.group(1), m.group(2)))
-        m2 = re.search(r"(?:of|with|each|at)\s*(?:~|about|around|approx\.?|roughly)?\s*" + _NUM + r"\s*tokens?", low[m.end():])
+        m2 = re.search(r"(?:of|with|each|at|averaging|avg\.?|around)\s*(?:~|about|around|approx\.?|roughly)?\s*" + _NUM +
+                       r"\s*tokens?", low[m.end():]) or re.search(_NUM + r"\s*ٹوکن", low[m.end():])
         if m2:
             sl.tokens_per_example = int(_num(m2.group(1)))
     m = re.search(_NUM + r"\s*(k|m|b|million|billion)?\s*(?:training )?tokens?\s*(?:dataset|of data|of training|corpus)|"
@@ -322,10 +343,12 @@ def _parse_cached(raw: str) -> Parsed:
         re.search(_NUM + r"\s*ایپاک", low)
     if m:
         sl.epochs = _num(m.group(1))
+    elif re.search(r"\b(?:one|a single|an) epoch\b|ایک ایپاک", low):
+        sl.epochs = 1.0
     m = re.search(r"\$\s*" + _NUM + r"\s*(k)?", low) or re.search(_NUM + r"\s*(k)?\s*(?:usd|dollars?|ڈالر)", low)
     if m:
         sl.budget_usd = _scaled(m.group(1), m.group(2))
-    m = re.search(_NUM + r"\s*[- ]?(minutes?|mins?|hours?|hrs?|h\b|منٹ|گھنٹ)", low)
+    m = re.search(r"(?<![\w.-])" + _NUM + r"\s*[- ]?(minutes?\b|mins?\b|hours?\b|hrs?\b|h\b|منٹ|گھنٹ)", low)
     if m:
         v = _num(m.group(1))
         sl.duration_h = v / 60 if m.group(2).startswith(("min", "منٹ")) else v
@@ -335,7 +358,8 @@ def _parse_cached(raw: str) -> Parsed:
     if re.search(r"on-?demand|reserved|آن ڈیمانڈ", low):
         sl.both_pricing = sl.spot is True
         sl.spot = None if sl.spot else False
-    sl.billing = bool(re.search(r"per-?second|per-?minute|hourly|billing|billed|بلنگ|فی سیکنڈ|گھنٹہ وار", low))
+    sl.billing = bool(re.search(r"per-?second|per-?minute|hourly billing|billed hourly|billing|billed|بلنگ|بل\b|"
+                                r"فی سیکنڈ|گھنٹہ وار", low))
     sl.smallest = bool(re.search(r"smallest|cheapest gpu|minimum gpu|least|سب سے چھوٹ|کم سے کم", low))
     for p in _providers():
         if re.search(rf"\b{re.escape(p)}\b", low):
@@ -347,7 +371,8 @@ def _parse_cached(raw: str) -> Parsed:
 
     intent = _intent(low, sl)
     followup = bool(re.search(_FOLLOWUP, low)) and not sl.model and not sl.params_b
-    return Parsed(intent=intent, lang=lang, slots=sl, followup=followup, text=raw)
+    hint = next((k for k in ("speed", "train_time", "recommend", "cost", "prices") if _has(_INTENT_WORDS[k], low)), "")
+    return Parsed(intent=intent, lang=lang, slots=sl, followup=followup, text=raw, hint=hint)
 
 
 def _has(words: str, low: str) -> bool:
@@ -398,14 +423,16 @@ def parse_dialogue(messages: list[str]) -> Parsed:
         merged = replace(state.slots)
         for f in fields(Slots):
             v = getattr(p.slots, f.name)
-            if _present(v):
+            if _present(v) or (f.name in _KEEP_FALSE and v is not None):
                 setattr(merged, f.name, v)
         if p.slots.spot is not None:
             merged.both_pricing = p.slots.both_pricing
         intent = state.intent
-        if p.intent in ("speed", "cost", "prices", "train_time", "recommend") and p.intent != state.intent \
-                and not (state.intent == "cost" and p.intent == "prices"):
-            intent = p.intent
+        asked = p.intent if p.intent in ("speed", "cost", "prices", "train_time", "recommend") else p.hint
+        if asked and asked != state.intent and not (state.intent == "cost" and asked == "prices") \
+                and not (state.intent == "prices" and asked == "cost") \
+                and not (state.intent == "recommend" and asked == "cost"):
+            intent = asked
         state = Parsed(intent=intent, lang=p.lang, slots=merged, followup=True, text=p.text)
     assert state is not None
     return state
