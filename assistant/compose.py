@@ -24,7 +24,7 @@ T = {
         "need": "{what} needs about {total} GB of GPU memory per GPU.",
         "key": "Key numbers:",
         "comp": "- {name}: {gb} GB",
-        "kv_big": "The KV cache ({kv} GB) is as large as {pct}% of the weights ({w} GB): size for it, not just for the weights.",
+        "kv_big": "The KV cache ({kv} GB) rivals the weights ({w} GB): size the GPU for both, not just for the weights.",
         "mixed_vs_bf16": "Training precision matters: mixed precision (fp32 master weights and Adam states) needs {a} GB; pure bf16 needs {b} GB.",
         "gpus_fit": "GPUs with that much memory in the catalog: {list}.",
         "gpus_none": "No single GPU in the catalog has {total} GB: split it over several GPUs (tensor parallel for serving, FSDP/ZeRO for training), quantise, or use QLoRA.",
@@ -68,7 +68,7 @@ T = {
         "need": "{what} کو فی GPU تقریباً {total} GB میموری درکار ہے۔",
         "key": "اہم اعداد:",
         "comp": "- {name}: {gb} GB",
-        "kv_big": "KV کیش ({kv} GB) وزنوں ({w} GB) کے {pct}% کے برابر ہے: صرف وزنوں کے حساب سے GPU نہ چنیں۔",
+        "kv_big": "KV کیش ({kv} GB) وزنوں ({w} GB) کا مقابلہ کرتا ہے: صرف وزنوں کے حساب سے GPU نہ چنیں۔",
         "mixed_vs_bf16": "ٹریننگ پریسیژن اہم ہے: مکسڈ پریسیژن (fp32 ماسٹر وزن اور Adam کی حالت) کو {a} GB اور خالص bf16 کو {b} GB چاہییں۔",
         "gpus_fit": "کیٹلاگ میں اتنی میموری والے GPU: {list}۔",
         "gpus_none": "کیٹلاگ میں کسی ایک GPU میں {total} GB نہیں: اسے کئی GPUs پر تقسیم کریں، کوانٹائز کریں، یا QLoRA استعمال کریں۔",
@@ -228,7 +228,7 @@ def _fit(p: Parsed, results: Done, t: dict, lang: str) -> list[str]:
             out.append(t["comp"].format(name=_COMP_UR.get(name, name) if lang == "ur" else name, gb=_n(gb)))
     kv, w = comps.get("kv_cache", 0), comps.get("weights", 0)
     if kv and w and kv >= 0.3 * w:
-        out.append(t["kv_big"].format(kv=_n(kv), w=_n(w), pct=_n(100 * kv / w, 0)))
+        out.append(t["kv_big"].format(kv=_n(kv), w=_n(w)))
     if len(vr) > 1 and vr[1][0].get("training_precision") == "bf16":
         out.append(t["mixed_vs_bf16"].format(a=_n(total), b=_n(vr[1][1]["total_gb"])))
         f2 = vr[1][1].get("fit")
