@@ -448,9 +448,12 @@ def advisor(backend: str | None = None) -> Any:
     from assistant.advisor import Advisor
     from assistant.settings import data_dir
 
-    key = f"{data_dir()}|{backend or 'router'}"
+    from assistant.backends import resolve_backend
+
+    b = resolve_backend(backend)
+    key = f"{data_dir()}|{b}"
     if key not in _ADVISORS:
-        _ADVISORS[key] = Advisor(backend or "router")
+        _ADVISORS[key] = Advisor(b)
     return _ADVISORS[key]
 
 

@@ -505,10 +505,13 @@ def _add_ask(sub: Any) -> None:
     p = sub.add_parser("ask", help="ask the assistant a question (English or Urdu)")
     p.add_argument("question", nargs="+", help="the question")
     p.add_argument("--thread", help="thread id: reuse it to ask follow-ups")
+    p.add_argument("--backend", help="router (default) or openai:MODEL, anthropic:MODEL, ollama:MODEL "
+                                     "(default $GPU_ADVISOR_BACKEND)")
     p.add_argument("--json", action="store_true", help="print the Answer object")
     p.set_defaults(func=_run_ask)
     c = sub.add_parser("chat", help="interactive chat in the terminal (a thread per session)")
     c.add_argument("--thread", help="continue this thread")
+    c.add_argument("--backend", help="router (default) or an LLM backend id")
     c.set_defaults(func=_run_chat)
 
 
@@ -516,7 +519,7 @@ def _run_ask(args: argparse.Namespace) -> int:
     from assistant import api
 
     q = " ".join(args.question)
-    ans = api.advisor().ask(q, thread_id=args.thread)
+    ans = api.advisor(args.backend).ask(q, thread_id=args.thread)
     if args.json:
         print(json.dumps(ans.model_dump(), indent=2, ensure_ascii=False, default=str))
     else:
@@ -535,8 +538,8 @@ def _run_chat(args: argparse.Namespace) -> int:
 
     console = Console()
     tid = args.thread or uuid.uuid4().hex
-    adv = api.advisor()
-    console.print(f"[bold]GPU Advisor[/bold] — thread {tid}. Ask in English or Urdu; Ctrl-D to quit.")
+    adv = api.advisor(args.backend)
+    console.print(f"[bold]GPU Advisor[/bold] ({adv.backend}) — thread {tid}. Ask in English or Urdu; Ctrl-D to quit.")
     while True:
         try:
             q = console.input("[bold cyan]you>[/bold cyan] ")

@@ -56,7 +56,7 @@ T = {
         "error": "I can't compute that: {msg}",
         "help": ("I size GPUs for LLM and generative-AI work: will it fit (VRAM), how fast (tokens/s, training time), "
                  "what it costs (prices, billing, spot), and which GPU to rent — with the guide passage behind each piece of advice. "
-                 "Try: \"Can I run Llama-3-8B in FP16 on a 24 GB GPU with 8k context?\" or \"Cheapest H100 per hour?\""),
+                 "Try: \"Can I run Llama-3-8B in FP16 on an L4?\" or \"Cheapest H100 per hour?\""),
         "oos": ("That is outside what I do. I answer questions about renting GPUs for LLM and generative-AI work: memory, "
                 "speed, prices and costs, and which GPU to pick."),
         "guide_only": "From the guide:",

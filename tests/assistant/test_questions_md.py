@@ -186,3 +186,9 @@ def test_threads_survive_a_new_process(tmp_path):
     Advisor(checkpoint_path=path).ask("Can I run Llama-3-8B in FP16 on a 24 GB GPU with 8k context?", thread_id="x")
     b = Advisor(checkpoint_path=path).ask("what about 32k context?", thread_id="x")
     assert [c for c in b.tool_calls if c.name == "vram_calculator"][0].args["model"] == "llama-3-8b"
+
+
+@pytest.mark.parametrize("q", __import__("benchmarks.router_latency", fromlist=["QUESTIONS"]).QUESTIONS)
+def test_router_answers_always_pass_the_grounding_guard(adv, q):
+    a = adv.ask(q)
+    assert a.grounding == {"ok": True, "unbacked": []}, a.answer
