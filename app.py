@@ -41,7 +41,9 @@ EXAMPLES = [
 BACKEND = "router"
 CSS = """
 textarea { unicode-bidi: plaintext; }
-[dir="rtl"] { text-align: right; }
+[dir="rtl"], [dir="rtl"] p, [dir="rtl"] li { text-align: right; }
+/* an English line inside an Urdu answer keeps its own word order */
+[dir="rtl"] p, [dir="rtl"] li, [dir="rtl"] blockquote { unicode-bidi: plaintext; }
 """
 _ADVISOR_LOCK = threading.Lock()
 
@@ -59,18 +61,19 @@ def _user_errors() -> Iterator[None]:
     except gr.Error:
         raise
     except (AdvisorError, ValueError) as exc:
-        raise gr.Error(str(exc)) from None
+        raise gr.Error(str(exc), print_exception=False) from None
     except Exception:
         log.exception("unexpected error")
         raise gr.Error("Something went wrong on our side (details are in the server log). "
-                       "Try again, or rephrase the question.") from None
+                       "Try again, or rephrase the question.", print_exception=False) from None
 
 
 # ---------------------------------------------------------------- shared output shaping
 
 def _plot(v: ui_data.Visual) -> Any:
     return gr.BarPlot(value=v.chart, x="item", y="value", color="part", title=v.chart_title or None,
-                      y_title=v.y_title or None, x_title=" ", sort=list(dict.fromkeys(v.chart["item"])),
+                      y_title=v.y_title or None, x_title=" ", color_title=" ", sort=list(dict.fromkeys(v.chart["item"])),
+                      x_label_angle=-35 if v.chart["item"].nunique() > 3 else 0,
                       y_lim=[0, None], visible=not v.chart.empty)
 
 
@@ -134,9 +137,9 @@ def respond(message: str, history: list | None, thread_id: str | None) -> Iterat
                 else:
                     history[idx] = step
                 calls.append({"name": ev["name"], "args": start.get("args") or {}, "result": ev["result"]})
-                new = ui_data.visual_for_calls(calls)
-                if new.kind != "none" and new.kind != visual.kind or new.kind == visual.kind == "prices":
-                    visual = new
+                if ev["name"] in ui_data.CHART_TOOLS:  # draw as soon as the numbers are in
+                    visual = ui_data.visual_for_calls(calls)
+                if visual.kind != "none" and ev["name"] in ui_data.CHART_TOOLS:
                     yield history, _plot(visual), _table(visual), visual.note, "", tid, status
                 else:
                     yield history, gr.skip(), gr.skip(), gr.skip(), "", tid, status

@@ -63,17 +63,64 @@ class Advisor:
         from assistant.tool_registry import TOOLS
 
         self.backend = "custom" if chat_model is not None else resolve_backend(backend)
-        path = checkpoint_path or str(data_dir() / "threads.sqlite")
-        if checkpoint_path is None:
-            data_dir().mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(path, check_same_thread=False)
-        self._saver = SqliteSaver(self._conn)
+        self.startup_notices: list[str] = []
+        self._saver = self._open_store(checkpoint_path)
         self._lock = threading.Lock()
+        self._tools = TOOLS
         self.agent = create_agent(RouterChatModel(), TOOLS, checkpointer=self._saver)
+        self._memory_agent: Any = None
         self.llm_agent = None
         if self.backend != "router":
             model = chat_model if chat_model is not None else make_chat_model(self.backend)
             self.llm_agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT, checkpointer=self._saver)
+
+    def _open_store(self, checkpoint_path: str | None) -> Any:
+        """SQLite checkpointer in the data directory; a corrupt file is set aside and replaced, an
+        unwritable directory falls back to memory (threads then last for this process only)."""
+        import os
+        import time
+
+        from langgraph.checkpoint.memory import InMemorySaver
+        from langgraph.checkpoint.sqlite import SqliteSaver
+
+        try:
+            if checkpoint_path is None:
+                data_dir().mkdir(parents=True, exist_ok=True)
+            path = checkpoint_path or str(data_dir() / "threads.sqlite")
+        except OSError:
+            self.startup_notices.append("The data directory is not writable: conversations are kept in memory only.")
+            return InMemorySaver()
+        for attempt in range(2):
+            try:
+                conn = sqlite3.connect(path, check_same_thread=False, timeout=2.0)
+                saver = SqliteSaver(conn)
+                saver.setup()
+                conn.execute("SELECT count(*) FROM checkpoints").fetchone()
+                self._conn = conn
+                return saver
+            except sqlite3.DatabaseError as exc:
+                if attempt == 0 and ("not a database" in str(exc) or "malformed" in str(exc)):
+                    try:
+                        os.replace(path, f"{path}.corrupt-{int(time.time())}")
+                        self.startup_notices.append("The conversation store was damaged; it was set aside and a new "
+                                                    "one started (earlier threads are not available).")
+                        continue
+                    except OSError:
+                        pass
+                self.startup_notices.append(f"The conversation store is unavailable ({exc.__class__.__name__}): "
+                                            "conversations are kept in memory only.")
+                return InMemorySaver()
+        return InMemorySaver()
+
+    def _fresh_agent(self) -> Any:
+        from langchain.agents import create_agent
+        from langgraph.checkpoint.memory import InMemorySaver
+
+        from assistant.router import RouterChatModel
+
+        if self._memory_agent is None:
+            self._memory_agent = create_agent(RouterChatModel(), self._tools, checkpointer=InMemorySaver())
+        return self._memory_agent
 
     def ask(self, question: str, thread_id: str | None = None) -> Answer:
         """Answer one question in a thread (a new thread when None)."""
@@ -88,14 +135,21 @@ class Advisor:
         """Events: {'type': 'tool_start', 'name', 'args', 'id'}, {'type': 'tool_end', 'name', 'result', 'id'},
         {'type': 'text', 'text'}, and finally {'type': 'answer', 'answer': Answer}."""
         tid = thread_id or uuid.uuid4().hex
-        notices: list[str] = []
+        notices: list[str] = list(self.startup_notices)
+        self.startup_notices = []
         q = question if isinstance(question, str) else str(question)
         if len(q) > MAX_QUESTION_CHARS:
             notices.append(f"Your message was {len(q):,} characters; I read the first {MAX_QUESTION_CHARS:,}.")
             q = q[:MAX_QUESTION_CHARS]
         with self._lock:  # one SQLite connection: serialise turns
             if self.llm_agent is None:
-                yield from self._turn(self.agent, q, tid, self.backend, notices, public_tid=tid)
+                try:
+                    yield from self._turn(self.agent, q, tid, self.backend, notices, public_tid=tid)
+                except sqlite3.Error as exc:  # a locked or damaged conversation store
+                    notices.append(f"The conversation store was unavailable ({exc.__class__.__name__}: {exc}); "
+                                   "this answer starts a fresh thread.")
+                    fresh = uuid.uuid4().hex
+                    yield from self._turn(self._fresh_agent(), q, fresh, self.backend, notices, public_tid=fresh)
                 return
             buffered: list[dict[str, Any]] = []
             try:

@@ -9,7 +9,7 @@ Every chart frame has the same columns, so one BarPlot can draw any of them:
 
 from __future__ import annotations
 
-__all__ = ["CHART_COLUMNS", "Visual", "check_question", "check_thread_id", "citations_markdown", "cost_visual",
+__all__ = ["CHART_COLUMNS", "CHART_TOOLS", "Visual", "check_question", "check_thread_id", "citations_markdown", "cost_visual",
            "is_rtl_text", "memory_frame", "memory_visual", "offers_frame", "prices_visual", "recommend_frame",
            "recommend_visual", "speed_frame", "speed_visual", "summarize_args", "summarize_result",
            "training_visual", "visual_for_calls"]
@@ -416,6 +416,7 @@ _VISUALS = {"vram_calculator": memory_visual, "speed_estimator": speed_visual, "
             "cost_estimator": cost_visual, "training_time": training_visual}
 # When an answer used several tools, the picture follows the most specific one.
 _PRIORITY = ("recommend_gpus", "cost_estimator", "vram_calculator", "speed_estimator", "training_time", "price_query")
+CHART_TOOLS = frozenset(_PRIORITY)
 
 
 def visual_for_calls(calls: Iterable[Mapping[str, Any]]) -> Visual:

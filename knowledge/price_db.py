@@ -120,7 +120,17 @@ class PriceDb:
                 self.notices.append("The price catalog was rebuilt from the shipped data (it was older).")
             except duckdb.Error:
                 self.notices.append("The price database was unreadable; it was rebuilt from the shipped data.")
-        self._build_from_shipped()
+                self._close()
+                self.path.unlink(missing_ok=True)
+        try:
+            self._build_from_shipped()
+        except OSError:  # a read-only data directory: answer from a catalog built in a temporary directory
+            import tempfile
+
+            self.path = Path(tempfile.mkdtemp(prefix="gpu-advisor-")) / DB_FILENAME
+            self.notices.append("The data directory is not writable: the price catalog was built in a temporary "
+                                "directory for this session.")
+            self._build_from_shipped()
 
     def _build_from_shipped(self) -> None:
         offers = _read_csv_rows(_SHIPPED / "offers.csv")
@@ -180,7 +190,25 @@ class PriceDb:
             return self._con.cursor()
 
     def query(self, q: PriceQuery, gpu_ids: list[str] | None) -> PriceResult:
-        """Offers matching `q`; `gpu_ids` is the resolved GPU filter (None = any GPU)."""
+        """Offers matching `q`; `gpu_ids` is the resolved GPU filter (None = any GPU).
+
+        A database that went missing or corrupt is rebuilt from the shipped data (with a notice)."""
+        import duckdb
+
+        try:
+            return self._query(q, gpu_ids)
+        except (duckdb.Error, OSError):
+            self._close()
+            if self.path.exists():
+                try:
+                    self.path.unlink()
+                except OSError:
+                    pass
+            self.notices.append("The price database was missing or damaged; it was rebuilt from the shipped data.")
+            self.ensure()
+            return self._query(q, gpu_ids)
+
+    def _query(self, q: PriceQuery, gpu_ids: list[str] | None) -> PriceResult:
         where, params = ["1=1"], {}
         if gpu_ids is not None:
             where.append("list_contains($gpu_ids, gpu_id)")
@@ -253,12 +281,23 @@ class PriceDb:
             note.append("some rows come from catalogs whose date is unknown")
         if stale:
             note.append("possibly stale: check the provider's live price before renting")
+        notices, self.notices[:] = list(self.notices), []  # each notice is told once
         return PriceResult(as_of=as_of, stale=stale, data_note="; ".join(note) + ".", total_matches=total,
-                           offers=offers, notices=list(self.notices))
+                           offers=offers, notices=notices)
 
     # ---- info ---------------------------------------------------------------------------------
     def info(self) -> dict[str, Any]:
-        cur = self._cursor()
+        import duckdb
+
+        try:
+            cur = self._cursor()
+            cur.execute("SELECT 1 FROM offers LIMIT 1")
+        except (duckdb.Error, OSError):
+            self._close()
+            self.path.unlink(missing_ok=True) if self.path.exists() else None
+            self.notices.append("The price database was missing or damaged; it was rebuilt from the shipped data.")
+            self.ensure()
+            cur = self._cursor()
         try:
             per = cur.execute("SELECT provider, count(*), count(DISTINCT gpu_id), min(as_of) FROM offers "
                               "GROUP BY provider ORDER BY provider").fetchall()

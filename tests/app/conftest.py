@@ -1,0 +1,37 @@
+"""Fixtures for the web app: the Gradio demo launched in-process on a free loopback port."""
+
+import socket
+
+import pytest
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def app_module():
+    import app
+
+    return app
+
+
+@pytest.fixture(scope="session")
+def app_url(app_module):
+    import time
+
+    t0 = time.monotonic()
+    demo = app_module.build_demo()
+    url = app_module.launch(demo, "127.0.0.1", free_port(), block=False, quiet=True)
+    print(f"\nin-process build_demo() + launch(): {time.monotonic() - t0:.2f} s")
+    yield url
+    demo.close()
+
+
+@pytest.fixture(scope="session")
+def client(app_url):
+    from gradio_client import Client
+
+    return Client(app_url, verbose=False)

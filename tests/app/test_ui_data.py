@@ -1,0 +1,201 @@
+"""Chart and table shaping for the web app (assistant.ui_data): pure functions over tool results."""
+
+import pytest
+
+from assistant import api, ui_data
+from assistant.settings import MAX_QUESTION_CHARS
+
+VRAM = {"total_gb": 19.583713,
+        "components_gb": {"weights": 16.060522, "kv_cache": 1.073742, "activations": 1.0407, "cuda_context": 1.408748},
+        "model": {"id": "llama-3-8b", "name": "Llama 3 8B"},
+        "inputs": {"method": "inference", "seq_len": 8192},
+        "formulas": {"weights": {"formula": "8.03B params x 2 B (fp16)"}},
+        "fit": {"gpu": "a 24 GB GPU", "gpu_memory_gb": 25.77, "fits": True, "headroom_gb": 6.19, "headroom_pct": 24.0}}
+SPEED = {"decode_tokens_per_s": 40.0, "aggregate_tokens_per_s": 40.0, "time_to_first_token_s": 0.147,
+         "request_latency_s": 6.55, "bound": "memory", "engine": "vllm", "gpu": {"name": "H100 SXM"},
+         "inputs": {"batch": 1, "model": "llama-3-70b", "precision": "int4"},
+         "memory": {"fits": True, "max_batch": 172, "aggregate_tokens_per_s_at_max_batch": 2969.9}}
+
+
+def _offer(provider, price, spot=None, n=1):
+    return {"provider": provider, "instance_type": f"{provider}-{n}x", "gpu": "H100 SXM", "gpu_count": n,
+            "gpu_memory_gb": 85.9, "price_usd_per_gpu_hour": price, "price_usd_per_hour": price * n,
+            "spot_price_usd_per_hour": spot, "spot_price_usd_per_gpu_hour": spot, "region": "us-east-1",
+            "as_of": "2026-05-20"}
+
+
+PRICES = {"as_of": "2026-05-20", "stale": True, "data_note": "Prices as of 2026-05-20 (193 days old).",
+          "total_matches": 300, "gpu_note": "'H100' covers H100 SXM, H100 PCIe, H100 NVL.",
+          "offers": [_offer("hyperbolic", 1.29), _offer("lium", 1.75, n=8)]}
+SPOT = {"as_of": "2026-05-20", "stale": True, "data_note": "Prices as of 2026-05-20 (193 days old).",
+        "total_matches": 170, "offers": [_offer("verda", 2.29, spot=0.80)]}
+REC = {"status": "ok", "missing": [], "ruled_out": [{"reason": "x"}], "suggestions": [],
+       "chart": {"as_of": ["2026-05-20"]},
+       "options": [{"gpu": "RTX 3060", "gpu_count": 4, "tokens_per_s": 445.0, "usd_per_million_tokens": 0.131,
+                    "monthly_usd": 153.3, "price_usd_per_hour": 0.21, "vram_per_gpu_gb": 6.27,
+                    "offer": {"provider": "vast", "instance_type": "4x-RTX_3060", "region": "HK", "as_of": "2026-05-20"}},
+                   {"gpu": "RTX 3090", "gpu_count": 1, "tokens_per_s": 336.0, "usd_per_million_tokens": 0.207,
+                    "monthly_usd": 182.5, "price_usd_per_hour": 0.25, "vram_per_gpu_gb": 23.6,
+                    "offer": {"provider": "vast", "instance_type": "1x-RTX_3090", "region": "RO", "as_of": "2026-05-20"}}]}
+
+
+@pytest.mark.parametrize("name, result, args, expected", [
+    pytest.param("vram_calculator", VRAM, {}, "Needs 19.58 GB per GPU of 25.77 GB on a 24 GB GPU: fits, 6.19 GB free",
+                 id="vram-fits"),
+    pytest.param("vram_calculator", VRAM | {"fit": VRAM["fit"] | {"fits": False, "headroom_gb": -0.47}}, {},
+                 "does not fit, 0.47 GB short", id="vram-short"),
+    pytest.param("speed_estimator", SPEED, {}, "40.0 tokens/s per sequence", id="speed"),
+    pytest.param("price_query", PRICES, {"pricing": "on-demand"}, "hyperbolic hyperbolic-1x (1 x H100 SXM) at $1.29/GPU-hour",
+                 id="prices-on-demand"),
+    pytest.param("price_query", PRICES, {}, "Prices as of 2026-05-20 (possibly stale)", id="prices-date"),
+    pytest.param("price_query", SPOT, {"pricing": "spot"}, "spot $0.800/GPU-hour", id="prices-spot-price"),
+    pytest.param("recommend_gpus", REC, {}, "2 option(s); first: 4 x RTX 3060 at vast, $0.131 per million tokens",
+                 id="recommend"),
+    pytest.param("recommend_gpus", {"status": "needs_input", "missing": ["dataset_tokens"]}, {},
+                 "Needs more input: dataset_tokens", id="recommend-needs-input"),
+    pytest.param("search_guide", {"passages": [{"id": "ga-17"}, {"id": "ga-41"}]}, {}, "ga-17, ga-41", id="guide"),
+    pytest.param("cost_estimator", {"error": "give --dataset-tokens N"}, {}, "Error: give --dataset-tokens N",
+                 id="tool-error"),
+    pytest.param("vram_calculator", {"total_gb": "?"}, {}, "Result fields: total_gb", id="unexpected-shape"),
+])
+def test_summarize_result(name, result, args, expected):
+    assert expected in ui_data.summarize_result(name, result, args)
+
+
+def test_summarize_args_skips_none_and_shortens():
+    text = ui_data.summarize_args({"model": "llama-3-8b", "gpu": None, "question": "x" * 200, "targets": ["q", "v"]})
+    assert "`model=llama-3-8b`" in text and "gpu" not in text and "`targets=q, v`" in text
+    assert "..." in text and len(text) < 150
+
+
+def test_memory_frame_stacks_components_beside_the_gpu():
+    df = ui_data.memory_frame(VRAM)
+    assert list(df.columns) == ui_data.CHART_COLUMNS
+    needed = df[df["item"] == "needed"]
+    assert list(needed["part"]) == ["weights", "kv_cache", "activations", "cuda_context"]
+    assert needed["value"].sum() == pytest.approx(VRAM["total_gb"], abs=1e-3)
+    gpu = df[df["part"] == "GPU memory"]
+    assert list(gpu["item"]) == ["GPU: a 24 GB GPU"] and gpu["value"].iloc[0] == pytest.approx(25.77)
+
+
+def test_memory_visual_without_gpu_has_no_gpu_bar():
+    v = ui_data.memory_visual({k: v for k, v in VRAM.items() if k != "fit"})
+    assert set(v.chart["item"]) == {"needed"} and v.note == ""
+    assert v.table["component"].tolist()[-1] == "total" and v.table["GB"].tolist()[-1] == pytest.approx(19.584)
+
+
+def test_memory_visual_from_the_real_calculator():
+    d = api.vram(model="llama-3-8b", gpu="RTX 4090", seq_len=8192).to_json_dict()
+    v = ui_data.memory_visual(d)
+    assert v.kind == "memory" and "Llama 3 8B" in v.chart_title
+    assert v.chart[v.chart["item"] == "needed"]["value"].sum() == pytest.approx(d["total_gb"], rel=1e-3)
+    assert v.note.startswith("**Fits**")
+
+
+def test_speed_frame_adds_the_largest_batch():
+    df = ui_data.speed_frame(SPEED)
+    assert df["item"].tolist() == ["per sequence", "total at batch 1", "total at batch 172 (max)"]
+    assert df["value"].tolist()[-1] == pytest.approx(2969.9)
+
+
+def test_recommend_frame_costs_per_option_in_rank_order():
+    df, unit = ui_data.recommend_frame(REC)
+    assert unit == "USD per million tokens"
+    assert df["item"].tolist() == ["1. 4x RTX 3060 (vast)", "2. 1x RTX 3090 (vast)"]
+    v = ui_data.recommend_visual(REC)
+    assert v.table["$/M tokens"].tolist() == [0.131, 0.207] and "2026-05-20" in v.note
+
+
+def test_recommend_frame_finetune_uses_job_cost():
+    rec = REC | {"options": [o | {"usd_per_million_tokens": None, "job_cost_usd": 5.2, "hours": 5.5}
+                             for o in REC["options"]]}
+    df, unit = ui_data.recommend_frame(rec)
+    assert unit == "USD for the job" and df["value"].tolist() == [5.2, 5.2]
+
+
+def test_prices_visual_merges_on_demand_and_spot_with_the_date():
+    v = ui_data.prices_visual([({"pricing": "on-demand"}, PRICES), ({"pricing": "spot"}, SPOT)])
+    assert v.kind == "prices"
+    assert v.table["pricing"].tolist() == ["on-demand", "on-demand", "spot"]
+    assert v.table["$/GPU-hour"].tolist()[:2] == [1.29, 1.75]
+    assert v.chart["part"].tolist() == ["on-demand", "on-demand", "spot"]
+    assert v.chart["value"].tolist()[-1] == pytest.approx(0.80)  # the spot bar shows the spot price
+    assert "Prices as of 2026-05-20" in v.note and "covers H100 SXM" in v.note
+
+
+def test_offers_frame_empty_keeps_columns():
+    df = ui_data.offers_frame([])
+    assert df.empty and "$/GPU-hour" in df.columns
+
+
+def test_cost_visual_serving_and_job():
+    serve = {"as_of": "2026-05-20", "data_note": "Prices as of 2026-05-20.",
+             "offer": {"provider": "vast", "instance_type": "1x-L40S", "gpu": "L40S", "gpu_count": 1, "region": "JP",
+                       "price_usd_per_hour": 0.6},
+             "serving": {"aggregate_tokens_per_s": 39.5, "usd_per_million_tokens": 4.21, "monthly_usd": 438.0,
+                         "spot_usd_per_million_tokens": 2.07}}
+    v = ui_data.cost_visual(serve)
+    assert v.chart["value"].tolist() == [4.21, 2.07] and v.note == "Prices as of 2026-05-20."
+    job = {"runtime_hours": 5.5, "billed_hours": 5.5, "on_demand_cost_usd": 5.16, "spot": {"cost_usd": 2.64},
+           "total_usd": 5.16}
+    v = ui_data.cost_visual(job)
+    assert v.chart["item"].tolist() == ["on-demand", "spot (expected)"]
+
+
+@pytest.mark.parametrize("calls, kind", [
+    pytest.param([{"name": "vram_calculator", "args": {}, "result": VRAM},
+                  {"name": "search_guide", "args": {}, "result": {"passages": []}}], "memory", id="fit"),
+    pytest.param([{"name": "price_query", "args": {"pricing": "on-demand"}, "result": PRICES},
+                  {"name": "price_query", "args": {"pricing": "spot"}, "result": SPOT}], "prices", id="prices"),
+    pytest.param([{"name": "speed_estimator", "args": {}, "result": SPEED}], "speed", id="speed"),
+    pytest.param([{"name": "price_query", "args": {}, "result": PRICES},
+                  {"name": "recommend_gpus", "args": {}, "result": REC}], "recommend", id="recommend-wins"),
+    pytest.param([{"name": "cost_estimator", "args": {}, "result": {"error": "no offer"}}], "none", id="error"),
+    pytest.param([{"name": "search_guide", "args": {}, "result": {"passages": []}}], "none", id="guide-only"),
+    pytest.param([], "none", id="no-tools"),
+])
+def test_visual_for_calls_picks_the_fitting_picture(calls, kind):
+    assert ui_data.visual_for_calls(calls).kind == kind
+
+
+@pytest.mark.parametrize("question, ok", [
+    pytest.param("  Cheapest H100?  ", "Cheapest H100?", id="stripped"),
+    pytest.param("", None, id="empty"),
+    pytest.param("   \n ", None, id="blank"),
+    pytest.param("x" * (MAX_QUESTION_CHARS + 1), None, id="too-long"),
+    pytest.param(42, None, id="not-text"),
+])
+def test_check_question(question, ok):
+    if ok is None:
+        with pytest.raises(ValueError, match="question"):
+            ui_data.check_question(question)
+    else:
+        assert ui_data.check_question(question) == ok
+
+
+@pytest.mark.parametrize("tid, ok", [
+    pytest.param(None, None, id="none"), pytest.param("", None, id="empty"),
+    pytest.param("abc123-def", "abc123-def", id="token"),
+    pytest.param("bad id!", ValueError, id="spaces"), pytest.param("x" * 200, ValueError, id="too-long"),
+    pytest.param(5, ValueError, id="not-text"),
+])
+def test_check_thread_id(tid, ok):
+    if ok is ValueError:
+        with pytest.raises(ValueError, match="thread id"):
+            ui_data.check_thread_id(tid)
+    else:
+        assert ui_data.check_thread_id(tid) == ok
+
+
+@pytest.mark.parametrize("text, rtl", [
+    pytest.param("کیا میں 24GB GPU پر 13B ماڈل کو QLoRA کے ساتھ فائن ٹیون کر سکتا ہوں؟", True, id="urdu-mixed"),
+    pytest.param("Can I run Llama-3-8B?", False, id="english"), pytest.param("1234", False, id="digits"),
+])
+def test_is_rtl_text(text, rtl):
+    assert ui_data.is_rtl_text(text) is rtl
+
+
+def test_citations_markdown_quotes_each_passage():
+    md = ui_data.citations_markdown([{"guide": "generative-ai", "passage_id": "ga-17", "title": "Best cloud GPUs",
+                                      "quote": "VRAM first."}])
+    assert md == "**[ga-17]** Best cloud GPUs\n> VRAM first."

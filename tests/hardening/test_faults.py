@@ -1,0 +1,121 @@
+"""Faults caused for real: damaged or missing price database, a refresh killed with SIGKILL, a damaged
+or locked conversation store, an unwritable data directory, an LLM backend down under load."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def cli(home, *args, timeout=120):
+    env = dict(os.environ, GPU_ADVISOR_HOME=str(home))
+    return subprocess.run([sys.executable, "-m", "assistant.cli", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_corrupt_price_database_is_rebuilt_with_a_notice(tmp_path):
+    assert cli(tmp_path, "prices", "--limit", "1").returncode == 0
+    (tmp_path / "prices.duckdb").write_bytes(b"this is not a database" * 100)
+    p = cli(tmp_path, "prices", "--gpu", "H100", "--limit", "2", "--json")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["offers"] and any("rebuilt" in n for n in d["notices"])
+
+
+def test_price_database_deleted_while_running(tmp_path):
+    from knowledge.price_db import PriceDb
+    from tools.schemas import PriceQuery
+
+    db = PriceDb(tmp_path / "prices.duckdb")
+    db.ensure()
+    assert db.query(PriceQuery(limit=1), None).offers
+    db.path.unlink()
+    res = db.query(PriceQuery(limit=1), None)
+    assert res.offers and any("rebuilt" in n for n in res.notices)
+
+
+def test_refresh_killed_halfway_leaves_the_old_catalog(tmp_path):
+    home = tmp_path / "home"
+    before = json.loads(cli(home, "catalog", "info", "--json").stdout)
+    aws_before = next(p["offers"] for p in before["providers"] if p["provider"] == "aws")
+    big = tmp_path / "src" / "aws" / "vms.csv"
+    big.parent.mkdir(parents=True)
+    with open(big, "w") as fh:
+        fh.write("InstanceType,AcceleratorName,AcceleratorCount,vCPUs,MemoryGiB,Price,SpotPrice,Region,AvailabilityZone,GpuInfo\n")
+        for i in range(400_000):
+            fh.write(f"g{i}.xlarge,L4,1,4,16,{0.5 + i % 97 / 100:.2f},,r{i % 50},z,\n")
+    env = dict(os.environ, GPU_ADVISOR_HOME=str(home))
+    proc = subprocess.Popen([sys.executable, "-m", "assistant.cli", "catalog", "refresh", "--from", str(big)],
+                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while time.time() < deadline and proc.poll() is None:
+        if list(home.glob(".prices.duckdb.*")):  # the new catalog is being written
+            break
+        time.sleep(0.05)
+    killed_midway = proc.poll() is None
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    after = json.loads(cli(home, "catalog", "info", "--json").stdout)
+    aws_after = next(p["offers"] for p in after["providers"] if p["provider"] == "aws")
+    assert killed_midway, "the refresh finished before it could be killed"
+    assert aws_after == aws_before  # the old catalog still answers
+    assert cli(home, "prices", "--gpu", "L4", "--limit", "1").returncode == 0
+
+
+def test_corrupt_conversation_store_gets_a_fresh_one(tmp_path):
+    assert cli(tmp_path, "ask", "hi").returncode == 0
+    (tmp_path / "threads.sqlite").write_bytes(b"garbage" * 1000)
+    p = cli(tmp_path, "ask", "--json", "Cheapest H100 per hour?")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["tool_calls"] and any("damaged" in n for n in d["notices"])
+    assert list(tmp_path.glob("threads.sqlite.corrupt-*"))
+
+
+def test_locked_conversation_store_still_answers(tmp_path):
+    from assistant.advisor import Advisor
+
+    path = tmp_path / "threads.sqlite"
+    adv = Advisor(checkpoint_path=str(path))
+    locker = sqlite3.connect(path, timeout=0.1)
+    locker.execute("BEGIN EXCLUSIVE")
+    try:
+        a = adv.ask("Cheapest H100 per hour?", thread_id="t1")
+    finally:
+        locker.rollback()
+        locker.close()
+    assert a.tool_calls and any("fresh thread" in n for n in a.notices)
+
+
+def test_unwritable_data_directory_still_answers(tmp_path):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("x")  # a file where the data directory should be: nothing can be created there
+    home = blocker / "home"
+    p = cli(home, "ask", "--json", "Cheapest L4 per hour?")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["tool_calls"][0]["result"]["offers"]
+    assert any("not writable" in n for n in d["notices"])
+    q = cli(home, "prices", "--gpu", "L4", "--json")
+    assert q.returncode == 0 and any("not writable" in n for n in json.loads(q.stdout)["notices"])
+
+
+def test_llm_backend_down_under_load_falls_back_every_time(tmp_path):
+    from assistant.advisor import Advisor
+    from tests.assistant.test_backends import Boom
+
+    adv = Advisor(checkpoint_path=str(tmp_path / "t.sqlite"), chat_model=Boom(responses=[]))
+    qs = ["Cheapest H100 per hour?", "Can I run Llama-3-8B in FP16 on a 24 GB GPU?", "do i need nvlink?"] * 7
+    with ThreadPoolExecutor(max_workers=8) as ex:
+        answers = list(ex.map(lambda q: adv.ask(q), qs))
+    assert len(answers) == 21 and all(a.backend.startswith("router (fallback:") and a.answer for a in answers)
