@@ -38,7 +38,7 @@ EXAMPLES = [
     "What does it cost per million tokens to serve llama-3-8b on an L40S?",
     "کیا میں 24GB GPU پر 13B ماڈل کو QLoRA کے ساتھ فائن ٹیون کر سکتا ہوں؟",
 ]
-BACKEND = "router"
+BACKEND: str | None = None  # None: $GPU_ADVISOR_BACKEND, else the embedded router (set by --backend)
 CSS = """
 textarea { unicode-bidi: plaintext; }
 [dir="rtl"], [dir="rtl"] p, [dir="rtl"] li { text-align: right; }
@@ -51,6 +51,10 @@ _ADVISOR_LOCK = threading.Lock()
 def _advisor() -> Any:
     with _ADVISOR_LOCK:  # the first call builds the agent; warm-up and a first question may race
         return api.advisor(BACKEND)
+
+
+def _backend_label() -> str:
+    return BACKEND or os.environ.get("GPU_ADVISOR_BACKEND") or "router"
 
 
 @contextlib.contextmanager
@@ -110,13 +114,13 @@ def respond(message: str, history: list | None, thread_id: str | None) -> Iterat
         q = ui_data.check_question(message)
     except ValueError as exc:
         gr.Warning(str(exc))
-        yield history, gr.skip(), gr.skip(), gr.skip(), message, thread_id, gr.skip()
+        yield history[:], gr.skip(), gr.skip(), gr.skip(), message, thread_id, gr.skip()
         return
     tid = thread_id or uuid.uuid4().hex
     user_text = html.escape(q)
     history.append(gr.ChatMessage(role="user", content=_rtl(user_text) if ui_data.is_rtl_text(q) else user_text))
-    status = _status(BACKEND, tid)
-    yield history, gr.skip(), gr.skip(), gr.skip(), "", tid, status
+    status = _status(_backend_label(), tid)
+    yield history[:], gr.skip(), gr.skip(), gr.skip(), "", tid, status
 
     steps: dict[str, tuple[int, float, dict[str, Any]]] = {}
     calls: list[dict[str, Any]] = []
@@ -128,7 +132,7 @@ def respond(message: str, history: list | None, thread_id: str | None) -> Iterat
             if kind == "tool_start":
                 history.append(_step(ev))
                 steps[ev.get("id") or ev["name"]] = (len(history) - 1, time.monotonic(), ev)
-                yield history, gr.skip(), gr.skip(), gr.skip(), "", tid, status
+                yield history[:], gr.skip(), gr.skip(), gr.skip(), "", tid, status
             elif kind == "tool_end":
                 idx, t0, start = steps.get(ev.get("id") or ev["name"], (None, time.monotonic(), ev))
                 step = _step(start, ev["result"], time.monotonic() - t0)
@@ -137,19 +141,23 @@ def respond(message: str, history: list | None, thread_id: str | None) -> Iterat
                 else:
                     history[idx] = step
                 calls.append({"name": ev["name"], "args": start.get("args") or {}, "result": ev["result"]})
-                if ev["name"] in ui_data.CHART_TOOLS:  # draw as soon as the numbers are in
-                    visual = ui_data.visual_for_calls(calls)
-                if visual.kind != "none" and ev["name"] in ui_data.CHART_TOOLS:
-                    yield history, _plot(visual), _table(visual), visual.note, "", tid, status
+                drawn = ui_data.visual_for_calls(calls) if ev["name"] in ui_data.CHART_TOOLS else ui_data.Visual()
+                if drawn.kind != "none":  # draw as soon as the numbers are in
+                    visual = drawn
+                    yield history[:], _plot(visual), _table(visual), visual.note, "", tid, status
                 else:
-                    yield history, gr.skip(), gr.skip(), gr.skip(), "", tid, status
+                    yield history[:], gr.skip(), gr.skip(), gr.skip(), "", tid, status
             elif kind == "text":
                 text = ev["text"]
                 history.append(gr.ChatMessage(role="assistant", content=_rtl(text) if ui_data.is_rtl_text(text) else text))
                 answer_idx = len(history) - 1
-                yield history, gr.skip(), gr.skip(), gr.skip(), "", tid, status
+                yield history[:], gr.skip(), gr.skip(), gr.skip(), "", tid, status
             elif kind == "answer":
                 ans = ev["answer"]
+                for i, m in enumerate(history):  # a step an LLM turn left unfinished (router fallback)
+                    if isinstance(m, gr.ChatMessage) and (m.metadata or {}).get("status") == "pending":
+                        history[i] = gr.ChatMessage(role="assistant", content=f"{m.content}\n\n**Result:** not finished.",
+                                                    metadata=m.metadata | {"status": "done"})
                 text = _rtl(ans.answer) if ans.language == "ur" else ans.answer
                 if answer_idx is None:
                     history.append(gr.ChatMessage(role="assistant", content=text))
@@ -162,14 +170,14 @@ def respond(message: str, history: list | None, thread_id: str | None) -> Iterat
                         metadata={"title": f"📚 Guide passages cited ({len(ans.citations)})", "status": "done"}))
                 visual = ui_data.visual_for_calls(c.model_dump() for c in ans.tool_calls)
                 status = _status(ans.backend, ans.thread_id)
-    yield history, _plot(visual), _table(visual), visual.note, "", tid, status
+    yield history[:], _plot(visual), _table(visual), visual.note, "", tid, status
 
 
 def new_chat() -> tuple:
     """A fresh thread: empty chat, no chart."""
     tid = uuid.uuid4().hex
     empty = ui_data.Visual()
-    return [], _plot(empty), _table(empty), "", "", tid, _status(BACKEND, tid)
+    return [], _plot(empty), _table(empty), "", "", tid, _status(_backend_label(), tid)
 
 
 def ask(question: str, thread_id: str | None = None) -> dict:
@@ -364,7 +372,7 @@ def build_demo() -> gr.Blocks:
                         send = gr.Button("Send", variant="primary", scale=1, min_width=80)
                     with gr.Row():
                         new = gr.Button("New chat", size="sm", scale=0, min_width=100)
-                        status = gr.Markdown(_status(BACKEND, None), elem_id="status")
+                        status = gr.Markdown(_status(_backend_label(), None), elem_id="status")
                     examples = gr.Examples(EXAMPLES, inputs=[box], label="Examples (click to ask)")
                 with gr.Column(scale=2):
                     plot = gr.BarPlot(x="item", y="value", color="part", visible=False, height=360, elem_id="chart")
@@ -402,7 +410,11 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description="GPU Advisor web app (Gradio)")
     p.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1")
     p.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT") or 7860))
+    p.add_argument("--backend", help="router (default) or an LLM backend such as openai:MODEL "
+                                     "(default: $GPU_ADVISOR_BACKEND, else router)")
     args = p.parse_args(argv)
+    global BACKEND
+    BACKEND = args.backend
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     demo = build_demo()
     launch(demo, args.host, args.port, block=False)

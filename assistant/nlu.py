@@ -82,7 +82,13 @@ _NUM = r"(-?\d[\d,]*(?:\.\d+)?(?:e[+-]?\d+)?)"
 
 
 def _num(s: str) -> float:
-    return float(s.replace(",", ""))
+    """A number as typed; absurd magnitudes stay huge but finite (the tools then say what is accepted)."""
+    v = float(s.replace(",", ""))
+    return v if v == v and abs(v) < 1e300 else (1e300 if v > 0 else -1e300) if v == v else 0.0
+
+
+def _int(v: float) -> int:
+    return int(max(-10**18, min(10**18, v)))
 
 
 def _scaled(value: str, suffix: str | None, binary_k: bool = False) -> float:
@@ -312,28 +318,28 @@ def _parse_cached(raw: str) -> Parsed:
         re.search(r"(?:context|ctx|context length|context window|کانٹیکسٹ)\s*(?:of|=|:|is|length)?\s*" + _NUM + r"\s*(k|m)?", low) or \
         re.search(_NUM + r"\s*(k|m)\s+tokens?\b(?!\s*(?:dataset|of data|of training))", low)
     if m:
-        sl.context = int(_scaled(m.group(1), m.group(2), binary_k=True))
+        sl.context = _int(_scaled(m.group(1), m.group(2), binary_k=True))
     # batch / users
     m = re.search(_NUM + r"\s*(?:concurrent |simultaneous |parallel )?(?:users|requests|sequences|streams|clients|"
                   r"صارفین|درخواستیں|یوزرز|ریکویسٹس|ریکویسٹ)", low) or \
         re.search(r"batch(?:ing)?\s*(?:size)?\s*(?:of|=|:)?\s*" + _NUM, low) or \
         re.search(r"batching\s*" + _NUM, low) or re.search(r"بیچ\s*(?:سائز)?\s*" + _NUM, low)
     if m:
-        sl.batch = int(_num(m.group(1)))
+        sl.batch = _int(_num(m.group(1)))
     # training sequence length
     m = re.search(r"(?:seq(?:uence)?(?:[ _-]?len(?:gth)?)?|max[ _-]?len)\s*(?:of|=|:)?\s*" + _NUM + r"\s*(k)?", low) or \
         re.search(_NUM + r"\s*(k)?[- ]?token sequences", low)
     if m:
-        sl.seq_len = int(_scaled(m.group(1), m.group(2), binary_k=True))
+        sl.seq_len = _int(_scaled(m.group(1), m.group(2), binary_k=True))
     # dataset: "50k examples of ~512 tokens", "20k samples", "10M tokens dataset"
     m = re.search(_NUM + r"\s*(k|m|ہزار)?\s*(?:examples|samples|rows|conversations|instructions|records|مثالیں|نمونے|"
                   r"سیمپلز|سیمپل|مثالوں)", low)
     if m:
-        sl.examples = int(_scaled(m.group(1), m.group(2)))
+        sl.examples = _int(_scaled(m.group(1), m.group(2)))
         m2 = re.search(r"(?:of|with|each|at|averaging|avg\.?|around)\s*(?:~|about|around|approx\.?|roughly)?\s*" + _NUM +
                        r"\s*tokens?", low[m.end():]) or re.search(_NUM + r"\s*ٹوکن", low[m.end():])
         if m2:
-            sl.tokens_per_example = int(_num(m2.group(1)))
+            sl.tokens_per_example = _int(_num(m2.group(1)))
     m = re.search(_NUM + r"\s*(k|m|b|million|billion)?\s*(?:training )?tokens?\s*(?:dataset|of data|of training|corpus)|"
                   r"(?:dataset|corpus) of\s*" + _NUM + r"\s*(k|m|b|million|billion)?\s*tokens?", low)
     if m:

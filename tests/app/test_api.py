@@ -1,0 +1,57 @@
+"""The launched app driven by gradio_client: the /ask endpoint, a follow-up in a thread, bad input."""
+
+import pytest
+from gradio_client.exceptions import AppError
+
+FIT_Q = "Can I run Llama-3-8B in FP16 on a 24 GB GPU with 8k context?"
+
+
+def test_ask_round_trip_matches_the_cli_json(client):
+    from assistant import api
+
+    d = client.predict("Cheapest H100 per hour?", "", api_name="/ask")
+    assert set(d) == set(api.Answer.model_fields)
+    assert d["backend"] == "router" and d["language"] == "en" and d["thread_id"]
+    prices = [c for c in d["tool_calls"] if c["name"] == "price_query"]
+    assert prices and prices[0]["result"]["as_of"] and prices[0]["result"]["offers"]
+    assert all({"guide", "passage_id", "quote"} <= set(c) for c in d["citations"])
+
+
+def test_follow_up_in_the_same_thread(client):
+    first = client.predict(FIT_Q, None, api_name="/ask")
+    vram = [c for c in first["tool_calls"] if c["name"] == "vram_calculator"][0]
+    assert vram["args"]["seq_len"] == 8192 and vram["result"]["fit"]["fits"] is True
+
+    second = client.predict("What if I use 32k context instead?", first["thread_id"], api_name="/ask")
+    assert second["thread_id"] == first["thread_id"]
+    vram2 = [c for c in second["tool_calls"] if c["name"] == "vram_calculator"][0]
+    assert vram2["args"]["seq_len"] == 32768 and vram2["args"]["model"] == "llama-3-8b"
+    assert vram2["result"]["total_gb"] > vram["result"]["total_gb"]
+
+
+@pytest.mark.parametrize("question, thread_id, message", [
+    pytest.param("", "", "The question is empty", id="empty"),
+    pytest.param("   ", None, "The question is empty", id="blank"),
+    pytest.param("x" * 4001, "", "the limit is 4,000", id="too-long"),
+    pytest.param("Cheapest H100?", "not a valid id!", "Invalid thread id", id="bad-thread-id"),
+])
+def test_bad_input_is_a_readable_error(client, question, thread_id, message):
+    with pytest.raises(AppError, match=message) as exc:
+        client.predict(question, thread_id, api_name="/ask")
+    assert "Traceback" not in str(exc.value) and "File \"" not in str(exc.value)
+
+
+def test_chat_endpoint_last_message_holds_real_values(client):
+    history, plot, table, note, box, status = client.predict(FIT_Q, [], api_name="/chat")
+    assert box == "" and "router" in status
+    titles = [(m.get("metadata") or {}).get("title") for m in history]
+    assert "🛠 vram_calculator" in titles
+    assert all((m.get("metadata") or {}).get("status") != "pending" for m in history)
+    plot_value = plot.get("value", plot)
+    assert plot_value["columns"] == ["item", "value", "part"]
+    assert "19.584" in str(table.get("value", table)["data"])
+
+
+def test_calculator_endpoint_error_is_readable(client):
+    with pytest.raises(AppError, match="Unknown model 'llama-9000'"):
+        client.predict("llama-9000", "inference", "", 2048, 1, 1, "", None, api_name="/vram")
