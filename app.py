@@ -75,10 +75,15 @@ def _user_errors() -> Iterator[None]:
 # ---------------------------------------------------------------- shared output shaping
 
 def _plot(v: ui_data.Visual) -> Any:
+    # No chart: hide it but keep it in the page ("hidden", not False, and no value None). Gradio 6.31's
+    # BarPlot leaves ResizeObservers on a removed chart, which then throw "Cannot read properties of
+    # null (reading 'offsetWidth')" in the browser.
+    if v.chart.empty:
+        return gr.BarPlot(visible="hidden")
     return gr.BarPlot(value=v.chart, x="item", y="value", color="part", title=v.chart_title or None,
                       y_title=v.y_title or None, x_title=" ", color_title=" ", sort=list(dict.fromkeys(v.chart["item"])),
                       x_label_angle=-35 if v.chart["item"].nunique() > 3 else 0,
-                      y_lim=[0, None], visible=not v.chart.empty)
+                      y_lim=[0, None], visible=True)
 
 
 def _table(v: ui_data.Visual) -> Any:
@@ -266,7 +271,7 @@ def calc_recommend(model, workload, context_tokens, users, min_tps, precisions, 
 
 def _outputs() -> tuple:
     summary = gr.Markdown()
-    plot = gr.BarPlot(x="item", y="value", color="part", visible=False, height=320)
+    plot = gr.BarPlot(x="item", y="value", color="part", height=320, show_label=False, visible="hidden")
     table = gr.Dataframe(interactive=False, visible=False, wrap=True)
     return summary, plot, table
 
@@ -375,7 +380,8 @@ def build_demo() -> gr.Blocks:
                         status = gr.Markdown(_status(_backend_label(), None), elem_id="status")
                     examples = gr.Examples(EXAMPLES, inputs=[box], label="Examples (click to ask)")
                 with gr.Column(scale=2):
-                    plot = gr.BarPlot(x="item", y="value", color="part", visible=False, height=360, elem_id="chart")
+                    plot = gr.BarPlot(x="item", y="value", color="part", height=360, elem_id="chart", show_label=False,
+                                      visible="hidden")
                     note = gr.Markdown(elem_id="data-note")
                     table = gr.Dataframe(interactive=False, visible=False, wrap=True, elem_id="table", max_height=400)
             outputs = [chatbot, plot, table, note, box, thread, status]

@@ -592,6 +592,24 @@ def _run_gpus(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_slack(sub: Any) -> None:
+    p = sub.add_parser("slack", help="run the team Slack bot (Socket Mode if SLACK_APP_TOKEN is set, else HTTP)",
+                       description="Serve the Slack bot; see docs/slack.md for creating the app and its env vars.")
+    p.add_argument("--port", type=_int, help="HTTP mode: port for /slack/events (default $PORT, else 3000)")
+    p.set_defaults(func=_run_slack)
+
+
+def _run_slack(args: argparse.Namespace) -> int:
+    from assistant import slack
+
+    try:
+        slack.run(port=args.port)
+    except slack.SlackConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpu-advisor",
                      description="Which cloud GPU to rent for LLM work: will it fit, how fast, what it costs.")
@@ -607,6 +625,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_recommend(sub)
     _add_ask(sub)
     _add_lists(sub)
+    _add_slack(sub)
     return parser
 
 

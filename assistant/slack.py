@@ -33,7 +33,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from assistant import api
-from assistant.slack_blocks import answer_blocks
+from assistant.slack_blocks import answer_blocks, escape
 
 DEFAULT_API_URL = "https://slack.com/api/"
 DEFAULT_PORT = 3000
@@ -168,7 +168,8 @@ class _Bot:
             # tools.errors.AdvisorError messages are written for users (front ends import only
             # assistant.api, so match the base class by name).
             if any(c.__name__ == "AdvisorError" for c in type(exc).__mro__):
-                return str(exc), [{"type": "section", "text": {"type": "mrkdwn", "text": str(exc)[:3000]}}]
+                text = escape(str(exc))[:3000]
+                return text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
             log.error("answering failed: %s", type(exc).__name__, exc_info=True)
             return _msg("error", question), []
         log.info("answered (intent %s) in %.2f s", getattr(ans, "intent", "") or "-", time.monotonic() - started)
@@ -194,7 +195,7 @@ class _Bot:
         fallback, blocks = self.answer(question, thread_id_for(team, channel, conversation))
         if placeholder:
             try:
-                client.chat_update(channel=channel, ts=placeholder, text=fallback, blocks=blocks)
+                client.chat_update(channel=channel, ts=placeholder, text=fallback, blocks=blocks or None)
                 return
             except SlackApiError as exc:
                 log.warning("chat.update failed: %s", exc.response.get("error"))
@@ -363,6 +364,7 @@ def run(port: int | None = None, host: str = "0.0.0.0") -> None:
     Raises:
         SlackConfigError: a credential is missing, malformed or rejected (the message names the variable).
     """
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     app_token = os.environ.get("SLACK_APP_TOKEN", "").strip()
     if app_token and not app_token.startswith("xapp-"):
         raise SlackConfigError("SLACK_APP_TOKEN must be an app-level token with the connections:write scope "

@@ -75,7 +75,7 @@ def test_respond_prices_show_offers_and_the_data_date(app_module):
 
 def test_respond_help_has_no_chart(app_module):
     *_, last = app_module.respond("hello", [], "t-help")
-    assert last[1].visible is False and last[2].visible is False
+    assert last[1].visible == "hidden" and last[2].visible is False
 
 
 def test_respond_empty_message_changes_nothing(app_module):

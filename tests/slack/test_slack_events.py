@@ -238,3 +238,15 @@ def test_empty_mention_gets_a_hint(make_app, slack_mock):
     send(app, event_body(mention(ch, "")))
     [post] = slack_mock.calls_to("chat.postMessage", ch)
     assert "Ask me which cloud GPU to rent" in post["text"] and rec.asked == []
+
+
+def test_production_mode_acks_a_slash_command_before_the_answer(make_app, slack_mock):
+    rec = RecordingAdvisor(delay_s=0.8)
+    app, ch = make_app(rec, process_before_response=False), new_channel()
+    started = time.monotonic()
+    resp = send(app, slash_body("VRAM for 70B?", ch, slack_mock.response_url(ch)),
+                content_type="application/x-www-form-urlencoded")
+    assert resp.status == 200 and "Working on it" in resp.body
+    assert time.monotonic() - started < 0.5
+    [reply] = slack_mock.wait_for(lambda: slack_mock.responses(ch), timeout_s=10)
+    assert reply["text"].startswith("Echo: VRAM for 70B?")
