@@ -192,7 +192,13 @@ def compose(p: Parsed, done: Done) -> tuple[str, list[dict[str, str]]]:
     if errors:
         body.append(t["error"].format(msg=" ".join(errors)))
     body += _why(cites, t)
-    return "\n".join(body), cites
+    heads = {t["key"], t["why"], t["assume"], t["rec_head"].split("{")[0]}
+    spaced: list[str] = []
+    for line in body:  # a blank line before each section heading (markdown renders lists apart)
+        if spaced and (line in heads or any(line.startswith(h) for h in heads if h)):
+            spaced.append("")
+        spaced.append(line)
+    return "\n".join(spaced), cites
 
 
 # ---- per intent -------------------------------------------------------------------------------------
