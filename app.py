@@ -64,7 +64,7 @@ def _user_errors() -> Iterator[None]:
         yield
     except gr.Error:
         raise
-    except (AdvisorError, ValueError) as exc:
+    except (AdvisorError, ui_data.BadInput) as exc:
         raise gr.Error(str(exc), print_exception=False) from None
     except Exception:
         log.exception("unexpected error")
@@ -81,7 +81,8 @@ def _plot(v: ui_data.Visual) -> Any:
     if v.chart.empty:
         return gr.BarPlot(visible="hidden")
     return gr.BarPlot(value=v.chart, x="item", y="value", color="part", title=v.chart_title or None,
-                      y_title=v.y_title or None, x_title=" ", color_title=" ", sort=list(dict.fromkeys(v.chart["item"])),
+                      y_title=v.y_title or None, x_title=" ", color_title=" ",
+                      sort=list(dict.fromkeys(v.chart["item"])),
                       x_label_angle=-35 if v.chart["item"].nunique() > 3 else 0,
                       y_lim=[0, None], visible=True)
 
@@ -117,7 +118,7 @@ def respond(message: str, history: list | None, thread_id: str | None) -> Iterat
     history = list(history or [])
     try:
         q = ui_data.check_question(message)
-    except ValueError as exc:
+    except ui_data.BadInput as exc:
         gr.Warning(str(exc))
         yield history[:], gr.skip(), gr.skip(), gr.skip(), message, thread_id, gr.skip()
         return
@@ -154,15 +155,16 @@ def respond(message: str, history: list | None, thread_id: str | None) -> Iterat
                     yield history[:], gr.skip(), gr.skip(), gr.skip(), "", tid, status
             elif kind == "text":
                 text = ev["text"]
-                history.append(gr.ChatMessage(role="assistant", content=_rtl(text) if ui_data.is_rtl_text(text) else text))
+                rtl = ui_data.is_rtl_text(text)
+                history.append(gr.ChatMessage(role="assistant", content=_rtl(text) if rtl else text))
                 answer_idx = len(history) - 1
                 yield history[:], gr.skip(), gr.skip(), gr.skip(), "", tid, status
             elif kind == "answer":
                 ans = ev["answer"]
                 for i, m in enumerate(history):  # a step an LLM turn left unfinished (router fallback)
                     if isinstance(m, gr.ChatMessage) and (m.metadata or {}).get("status") == "pending":
-                        history[i] = gr.ChatMessage(role="assistant", content=f"{m.content}\n\n**Result:** not finished.",
-                                                    metadata=m.metadata | {"status": "done"})
+                        history[i] = gr.ChatMessage(role="assistant", metadata=m.metadata | {"status": "done"},
+                                                    content=f"{m.content}\n\n**Result:** not finished.")
                 text = _rtl(ans.answer) if ans.language == "ur" else ans.answer
                 if answer_idx is None:
                     history.append(gr.ChatMessage(role="assistant", content=text))
@@ -174,7 +176,8 @@ def respond(message: str, history: list | None, thread_id: str | None) -> Iterat
                         role="assistant", content=_rtl(cites) if ans.language == "ur" else cites,
                         metadata={"title": f"📚 Guide passages cited ({len(ans.citations)})", "status": "done"}))
                 visual = ui_data.visual_for_calls(c.model_dump() for c in ans.tool_calls)
-                status = _status(ans.backend, ans.thread_id)
+                tid = ans.thread_id  # a new one when the conversation store was unavailable
+                status = _status(ans.backend, tid)
     yield history[:], _plot(visual), _table(visual), visual.note, "", tid, status
 
 
@@ -185,8 +188,34 @@ def new_chat() -> tuple:
     return [], _plot(empty), _table(empty), "", "", tid, _status(_backend_label(), tid)
 
 
-def ask(question: str, thread_id: str | None = None) -> dict:
+class _RateLimit:
+    """Per-client token bucket for the API: GPU_ADVISOR_RATE_LIMIT requests a minute (default 1200; 0 = off)."""
+
+    def __init__(self) -> None:
+        self.per_min = float(os.environ.get("GPU_ADVISOR_RATE_LIMIT", "1200") or 0)
+        self.buckets: dict[str, tuple[float, float]] = {}
+        self.lock = threading.Lock()
+
+    def allow(self, key: str) -> bool:
+        if self.per_min <= 0:
+            return True
+        now = time.monotonic()
+        with self.lock:
+            tokens, last = self.buckets.get(key, (self.per_min / 6, now))  # a burst of 10 seconds' worth
+            tokens = min(self.per_min / 6, tokens + (now - last) * self.per_min / 60)
+            ok = tokens >= 1
+            self.buckets[key] = (tokens - 1 if ok else tokens, now)
+            return ok
+
+
+_LIMIT = _RateLimit()
+
+
+def ask(question: str, thread_id: str | None = None, request: gr.Request = None) -> dict:
     """Answer one question in a thread (empty thread_id: a new one); the JSON of `gpu-advisor ask --json`."""
+    client = getattr(getattr(request, "client", None), "host", None) or "local"
+    if not _LIMIT.allow(client):
+        raise gr.Error("Too many requests from this address; wait a few seconds and ask again.")
     with _user_errors():
         q = ui_data.check_question(question)
         tid = ui_data.check_thread_id(thread_id)
@@ -205,6 +234,12 @@ def _n(v: Any) -> Any:
     return v.strip() if isinstance(v, str) else v
 
 
+def _opt(v: Any) -> Any:
+    """An optional number: the browser sends 0 for an empty gr.Number, and 0 is never a valid value here."""
+    v = _n(v)
+    return None if v == 0 else v
+
+
 def _calc_out(name: str, result: dict[str, Any], visual: ui_data.Visual, assumptions: list[str]) -> tuple:
     lines = [ui_data.summarize_result(name, result)]
     if visual.note:
@@ -217,7 +252,7 @@ def _calc_out(name: str, result: dict[str, Any], visual: ui_data.Visual, assumpt
 def calc_vram(model, method, precision, seq_len, batch, gpus, gpu, gpu_memory_gb) -> tuple:
     with _user_errors():
         method, gpus = _n(method) or "inference", _n(gpus)
-        est = api.vram(model=_n(model), gpu=_n(gpu), gpu_memory_gb=_n(gpu_memory_gb), method=method,
+        est = api.vram(model=_n(model), gpu=_n(gpu), gpu_memory_gb=_opt(gpu_memory_gb), method=method,
                        weight_precision=_n(precision), seq_len=_n(seq_len), batch=_n(batch), gpus=gpus,
                        tensor_parallel=gpus if method == "inference" else None,
                        sharding="fsdp" if gpus and gpus > 1 and method != "inference" else None)
@@ -228,7 +263,8 @@ def calc_vram(model, method, precision, seq_len, batch, gpus, gpu, gpu_memory_gb
 def calc_speed(model, gpu, precision, engine, batch, prompt_tokens, output_tokens, gpus) -> tuple:
     with _user_errors():
         est = api.speed(model=_n(model), gpu=_n(gpu) or "", precision=_n(precision), engine=_n(engine),
-                        batch=_n(batch), prompt_tokens=_n(prompt_tokens), output_tokens=_n(output_tokens), gpus=_n(gpus))
+                        batch=_n(batch), prompt_tokens=_n(prompt_tokens), output_tokens=_n(output_tokens),
+                        gpus=_n(gpus))
         d = est.model_dump()
         return _calc_out("speed_estimator", d, ui_data.speed_visual(d), d.get("assumptions", []))
 
@@ -236,7 +272,7 @@ def calc_speed(model, gpu, precision, engine, batch, prompt_tokens, output_token
 def calc_train(model, gpu, method, dataset_tokens, epochs, batch, seq_len, gpus) -> tuple:
     with _user_errors():
         est = api.train_time(model=_n(model), gpu=_n(gpu) or "", method=_n(method), dataset_tokens=_n(dataset_tokens),
-                             epochs=_n(epochs), batch=_n(batch), seq_len=_n(seq_len), gpus=_n(gpus))
+                             epochs=_n(epochs), batch=_opt(batch), seq_len=_opt(seq_len), gpus=_n(gpus))
         d = est.model_dump()
         return _calc_out("training_time", d, ui_data.training_visual(d), d.get("assumptions", []))
 
@@ -245,8 +281,8 @@ def calc_prices(gpu, pricing, provider, region, min_vram_gb, max_price, gpus, li
     with _user_errors():
         pricing = _n(pricing)
         res = api.prices(gpu=_n(gpu), pricing=None if pricing == "any" else pricing, provider=_n(provider),
-                         region=_n(region), min_vram_gb=_n(min_vram_gb), max_price_usd_per_gpu_hour=_n(max_price),
-                         gpus=_n(gpus), limit=_n(limit))
+                         region=_n(region), min_vram_gb=_opt(min_vram_gb), max_price_usd_per_gpu_hour=_opt(max_price),
+                         gpus=_opt(gpus), limit=_n(limit))
         d = {"as_of": res.as_of, "stale": res.stale, "data_note": res.data_note, "total_matches": res.total_matches,
              "gpu_note": res.gpu_note, "offers": [o.to_contract() for o in res.offers]}
         v = ui_data.prices_visual([({"pricing": pricing}, d)])
@@ -257,11 +293,11 @@ def calc_recommend(model, workload, context_tokens, users, min_tps, precisions, 
                    objective, budget, deadline, top_n) -> tuple:
     with _user_errors():
         workload = _n(workload) or "serve"
-        goal = {"workload": workload, "objective": _n(objective), "top_n": _n(top_n), "budget_usd": _n(budget),
-                "deadline_hours": _n(deadline)}
+        goal = {"workload": workload, "objective": _n(objective), "top_n": _n(top_n), "budget_usd": _opt(budget),
+                "deadline_hours": _opt(deadline)}
         if workload == "serve":
             goal |= {"context_tokens": _n(context_tokens), "concurrent_users": _n(users),
-                     "min_tokens_per_s_per_user": _n(min_tps), "precisions": _n(precisions)}
+                     "min_tokens_per_s_per_user": _opt(min_tps), "precisions": _n(precisions)}
         else:
             goal |= {"method": _n(method), "dataset_tokens": _n(dataset_tokens)}
         rec = api.recommend(model=_n(model), **goal)
@@ -287,7 +323,8 @@ def _calculators(models: list[str], gpus: list[str]) -> None:
     with gr.Tab("VRAM"):
         with gr.Row():
             with gr.Column(scale=2):
-                inputs = [model_box(), gr.Dropdown(["inference", "full", "lora", "qlora"], value="inference", label="Method"),
+                inputs = [model_box(),
+                          gr.Dropdown(["inference", "full", "lora", "qlora"], value="inference", label="Method"),
                           gr.Dropdown(precisions, value="", label="Weight precision (empty: default)"),
                           gr.Number(label="Sequence length (tokens)", value=8192, precision=0),
                           gr.Number(label="Batch", value=1, precision=0), gr.Number(label="GPUs", value=1, precision=0),
@@ -314,9 +351,11 @@ def _calculators(models: list[str], gpus: list[str]) -> None:
     with gr.Tab("Training time"):
         with gr.Row():
             with gr.Column(scale=2):
-                inputs = [model_box(), gpu_box("A100"), gr.Dropdown(["lora", "qlora", "full"], value="lora", label="Method"),
+                inputs = [model_box(), gpu_box("A100"),
+                          gr.Dropdown(["lora", "qlora", "full"], value="lora", label="Method"),
                           gr.Number(label="Dataset tokens (per epoch)", value=100_000_000),
-                          gr.Number(label="Epochs", value=1), gr.Number(label="Micro-batch per GPU", value=None, precision=0),
+                          gr.Number(label="Epochs", value=1),
+                          gr.Number(label="Micro-batch per GPU", value=None, precision=0),
                           gr.Number(label="Sequence length", value=None, precision=0),
                           gr.Number(label="GPUs", value=1, precision=0)]
                 btn = gr.Button("Estimate training time", variant="primary")
@@ -330,7 +369,8 @@ def _calculators(models: list[str], gpus: list[str]) -> None:
                           gr.Radio(["any", "on-demand", "spot"], value="on-demand", label="Pricing"),
                           gr.Textbox(label="Provider (e.g. aws, lambda, runpod)"),
                           gr.Textbox(label="Region contains (e.g. us-east, europe)"),
-                          gr.Number(label="Min GB per GPU", value=None), gr.Number(label="Max USD per GPU-hour", value=None),
+                          gr.Number(label="Min GB per GPU", value=None),
+                          gr.Number(label="Max USD per GPU-hour", value=None),
                           gr.Number(label="GPUs per instance", value=None, precision=0),
                           gr.Number(label="Rows", value=20, precision=0)]
                 btn = gr.Button("Find offers", variant="primary")
@@ -344,7 +384,8 @@ def _calculators(models: list[str], gpus: list[str]) -> None:
                           gr.Number(label="Serve: context tokens per request", value=4096, precision=0),
                           gr.Number(label="Serve: concurrent users", value=10, precision=0),
                           gr.Number(label="Serve: min tokens/s per user", value=None),
-                          gr.Dropdown(precisions[1:], value=[], multiselect=True, label="Serve: allowed precisions (in order)"),
+                          gr.Dropdown(precisions[1:], value=[], multiselect=True,
+                                      label="Serve: allowed precisions (in order)"),
                           gr.Dropdown(["lora", "qlora", "full"], value="lora", label="Fine-tune: method"),
                           gr.Number(label="Fine-tune: dataset tokens", value=20_000_000),
                           gr.Radio(["cheapest", "fastest", "value"], value="cheapest", label="Objective"),
@@ -373,7 +414,8 @@ def build_demo() -> gr.Blocks:
                                          feedback_options=None)
                     with gr.Row():
                         box = gr.Textbox(show_label=False, placeholder="Ask about a GPU, a model, prices or costs...",
-                                         scale=5, max_lines=6, elem_id="question", autofocus=True)
+                                         scale=5, max_lines=6, elem_id="question", autofocus=True,
+                                         max_length=ui_data.MAX_QUESTION_CHARS)
                         send = gr.Button("Send", variant="primary", scale=1, min_width=80)
                     with gr.Row():
                         new = gr.Button("New chat", size="sm", scale=0, min_width=100)
@@ -391,14 +433,21 @@ def build_demo() -> gr.Blocks:
             new.click(new_chat, None, outputs, api_name="new_chat")
         with gr.Tab("Calculators"):
             _calculators(models, gpus)
-        gr.api(ask, api_name="ask")
+        gr.api(ask, api_name="ask", concurrency_limit=None)
     return demo
 
 
 def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *, block: bool = True,
            quiet: bool = False) -> str:
     """Serve the app (no share link, no SSR); returns its local URL when block is False."""
-    _, url, _ = demo.launch(server_name=host, server_port=port, share=False, ssr_mode=False,
+    auth = None
+    creds = os.environ.get("GPU_ADVISOR_AUTH", "")
+    if creds:  # optional basic auth for team deployments: GPU_ADVISOR_AUTH=user:password
+        user, _, pw = creds.partition(":")
+        if not user or not pw:
+            raise SystemExit("GPU_ADVISOR_AUTH must be user:password")
+        auth = (user, pw)
+    _, url, _ = demo.launch(server_name=host, server_port=port, share=False, ssr_mode=False, auth=auth,
                             prevent_thread_lock=not block, quiet=quiet, css=CSS, show_error=False)
     return url
 
@@ -414,14 +463,17 @@ def _warm() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description="GPU Advisor web app (Gradio)")
-    p.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1")
-    p.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT") or 7860))
+    p.add_argument("--host", default=os.environ.get("GRADIO_SERVER_NAME") or "127.0.0.1",
+                   help="interface to listen on (default: $GRADIO_SERVER_NAME, else 127.0.0.1)")
+    p.add_argument("--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT") or 7860),
+                   help="port (default: $GRADIO_SERVER_PORT, else 7860)")
     p.add_argument("--backend", help="router (default) or an LLM backend such as openai:MODEL "
                                      "(default: $GPU_ADVISOR_BACKEND, else router)")
     args = p.parse_args(argv)
     global BACKEND
     BACKEND = args.backend
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # Gradio's own startup checks, one line each
     demo = build_demo()
     launch(demo, args.host, args.port, block=False)
     _warm()

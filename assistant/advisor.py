@@ -93,6 +93,8 @@ class Advisor:
         for attempt in range(2):
             try:
                 conn = sqlite3.connect(path, check_same_thread=False, timeout=2.0)
+                conn.execute("PRAGMA journal_mode=WAL")  # readers don't block; fewer fsyncs per checkpoint
+                conn.execute("PRAGMA synchronous=NORMAL")
                 saver = SqliteSaver(conn)
                 saver.setup()
                 conn.execute("SELECT count(*) FROM checkpoints").fetchone()
@@ -150,6 +152,15 @@ class Advisor:
                                    "this answer starts a fresh thread.")
                     fresh = uuid.uuid4().hex
                     yield from self._turn(self._fresh_agent(), q, fresh, self.backend, notices, public_tid=fresh)
+                except Exception as exc:  # never a traceback for the user: a short apology, details in the log
+                    import logging
+
+                    logging.getLogger(__name__).exception("turn failed")
+                    text = ("Sorry — I could not work that out. Please rephrase, or ask about a model, a GPU, "
+                            f"prices or costs. ({exc.__class__.__name__})")
+                    yield {"type": "text", "text": text}
+                    yield {"type": "answer", "answer": Answer(answer=text, language="en", tool_calls=[], citations=[],
+                                                              backend=self.backend, thread_id=tid, notices=notices)}
                 return
             buffered: list[dict[str, Any]] = []
             try:

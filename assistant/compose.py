@@ -162,7 +162,7 @@ def compose(p: Parsed, done: Done) -> tuple[str, list[dict[str, str]]]:
         return t["help"], []
     if p.intent == "out_of_scope":
         return t["oos"], []
-    errors = [r["error"] for n, _, r in done if n != "search_guide" and "error" in r]
+    errors = list(dict.fromkeys(r["error"] for n, _, r in done if n != "search_guide" and "error" in r))
     results = [(n, a, r) for n, a, r in done if n != "search_guide" and "error" not in r]
     if p.slots.model_unknown and not results:
         msg = t["unknown_model"].format(name=p.slots.model_unknown)

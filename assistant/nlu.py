@@ -301,7 +301,7 @@ def _parse_cached(raw: str) -> Parsed:
     m = re.search(r"(\d+)\s*[x×]\s*(?=[a-z])|(?<![\d.])(\d+)\s+(?=(?:nvidia\s+)?(?:rtx|gtx|h100|h200|a100|l4|l40|a10|"
                   r"t4|v100|b200|mi300|gpus?\b|cards?\b|کارڈ|جی پی یو))", low)
     if m:
-        sl.gpu_count = int(m.group(1) or m.group(2))
+        sl.gpu_count = _int(_num(m.group(1) or m.group(2)))
     else:
         m = re.search(r"(?<!\w)(one|two|three|four|eight|sixteen|single|dual|ایک|دو|چار|آٹھ)\s+(?:[a-z0-9\- ]{0,16})?"
                       r"(?:gpus?|cards?|rtx|h100|a100|l4|4090s?|کارڈ|جی پی یو)", low)

@@ -47,6 +47,20 @@ def turn_results(messages: list[BaseMessage]) -> list[tuple[str, dict, dict]]:
     return out
 
 
+def _bounded(x: Any) -> Any:
+    """Tool arguments the checkpointer can store: integers beyond 64 bits become 10**15 (the tools
+    then reject them with their accepted range)."""
+    if isinstance(x, bool):
+        return x
+    if isinstance(x, int) and abs(x) > 10**15:
+        return 10**15 if x > 0 else -10**15
+    if isinstance(x, dict):
+        return {k: _bounded(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_bounded(v) for v in x]
+    return x
+
+
 class RouterChatModel(BaseChatModel):
     """Rule-based intent/slot router: tool calls out, composed answers in."""
 
@@ -57,7 +71,8 @@ class RouterChatModel(BaseChatModel):
         return "gpu-advisor-router"
 
     def bind_tools(self, tools: Any, *, tool_choice: Any = None, **kw: Any) -> "RouterChatModel":
-        names = [convert_to_openai_tool(t)["function"]["name"] for t in tools]
+        # create_agent binds on every model call: reuse the conversion (schema walks cost ~3 ms)
+        names = [getattr(t, "name", None) or convert_to_openai_tool(t)["function"]["name"] for t in tools]
         return self.model_copy(update={"tool_names": names})
 
     def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kw: Any) -> ChatResult:
@@ -69,6 +84,7 @@ class RouterChatModel(BaseChatModel):
         calls = [c for c in calls if not self.tool_names or c["name"] in self.tool_names]
         if calls:
             base = len(done)
+            calls = [{**c, "args": _bounded(c["args"])} for c in calls]
             msg = AIMessage(content="", tool_calls=[
                 {"name": c["name"], "args": c["args"], "id": f"call_{base + i + 1}", "type": "tool_call"}
                 for i, c in enumerate(calls)])

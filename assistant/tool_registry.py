@@ -9,7 +9,12 @@ from __future__ import annotations
 
 __all__ = ["TOOLS", "TOOL_NAMES", "run_tool"]
 
+import copy
+import json
 import math
+import os
+import threading
+from collections import OrderedDict
 from typing import Any, Literal
 
 from langchain_core.tools import StructuredTool
@@ -126,14 +131,44 @@ def _clean(x: Any) -> Any:
     return x
 
 
-def _guarded(fn):
+_CACHE: "OrderedDict[str, Any]" = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+_CACHE_MAX = 512
+
+
+def _data_stamp() -> str:
+    """Changes whenever the price catalog file changes (a refresh), so cached results follow the data."""
+    try:
+        st = os.stat(api.price_db().path)
+        return f"{st.st_ino}:{st.st_mtime_ns}"
+    except (OSError, AdvisorError):
+        return "none"
+
+
+def _guarded(fn, name: str):
+    """Run a tool: AdvisorError -> {"error": ...}; results are JSON-safe and memoised (the tools are
+    deterministic functions of their arguments and the data)."""
     def run(**kw: Any) -> dict[str, Any]:
+        args = {k: v for k, v in kw.items() if v is not None}
+        key = json.dumps([name, args, _data_stamp() if name in _PRICE_TOOLS else ""], sort_keys=True, default=str)
+        with _CACHE_LOCK:
+            if key in _CACHE:
+                _CACHE.move_to_end(key)
+                return copy.deepcopy(_CACHE[key])
         try:
-            return _clean(fn(**{k: v for k, v in kw.items() if v is not None}))
+            out = _clean(fn(**args))
         except AdvisorError as exc:
-            return {"error": str(exc)}
+            out = {"error": str(exc)}
+        with _CACHE_LOCK:
+            _CACHE[key] = out
+            while len(_CACHE) > _CACHE_MAX:
+                _CACHE.popitem(last=False)
+        return copy.deepcopy(out)
     run.__name__ = fn.__name__
     return run
+
+
+_PRICE_TOOLS = {"price_query", "cost_estimator", "recommend_gpus"}
 
 
 def _vram(**kw: Any) -> dict:
@@ -184,7 +219,7 @@ _SPECS = [
      "to cite. Use for every piece of advice."),
 ]
 
-TOOLS = [StructuredTool.from_function(func=_guarded(fn), name=name, description=desc, args_schema=schema)
+TOOLS = [StructuredTool.from_function(func=_guarded(fn, name), name=name, description=desc, args_schema=schema)
          for name, fn, schema, desc in _SPECS]
 TOOL_NAMES = tuple(t.name for t in TOOLS)
 _BY_NAME = {t.name: t for t in TOOLS}

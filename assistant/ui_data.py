@@ -9,10 +9,10 @@ Every chart frame has the same columns, so one BarPlot can draw any of them:
 
 from __future__ import annotations
 
-__all__ = ["CHART_COLUMNS", "CHART_TOOLS", "Visual", "check_question", "check_thread_id", "citations_markdown", "cost_visual",
-           "is_rtl_text", "memory_frame", "memory_visual", "offers_frame", "prices_visual", "recommend_frame",
-           "recommend_visual", "speed_frame", "speed_visual", "summarize_args", "summarize_result",
-           "training_visual", "visual_for_calls"]
+__all__ = ["BadInput", "CHART_COLUMNS", "CHART_TOOLS", "Visual", "check_question", "check_thread_id",
+           "citations_markdown", "cost_visual", "is_rtl_text", "memory_frame", "memory_visual", "offers_frame",
+           "prices_visual", "recommend_frame", "recommend_visual", "speed_frame", "speed_visual", "summarize_args",
+           "summarize_result", "training_visual", "visual_for_calls"]
 
 import re
 from dataclasses import dataclass, field
@@ -26,6 +26,10 @@ CHART_COLUMNS = ["item", "value", "part"]
 MAX_THREAD_ID_CHARS = 128
 _ARABIC_SCRIPT = re.compile(r"[\u0600-\u06FF\u0750-\u077F\uFB50-\uFDFF\uFE70-\uFEFF]")
 _THREAD_ID = re.compile(r"^[A-Za-z0-9_.:\-]+$")
+
+
+class BadInput(ValueError):
+    """A question or thread id a front end should refuse; the message says what is accepted."""
 
 
 @dataclass
@@ -43,29 +47,29 @@ class Visual:
 # ---------------------------------------------------------------- input checks
 
 def check_question(question: Any) -> str:
-    """The question, stripped; ValueError with a readable message when empty, not text or too long."""
+    """The question, stripped; BadInput (a ValueError) with a readable message when empty, not text or too long."""
     if not isinstance(question, str):
-        raise ValueError("The question must be text.")
+        raise BadInput("The question must be text.")
     q = question.strip()
     if not q:
-        raise ValueError("The question is empty: ask about GPU memory, speed, prices, costs or which GPU to rent.")
+        raise BadInput("The question is empty: ask about GPU memory, speed, prices, costs or which GPU to rent.")
     if len(q) > MAX_QUESTION_CHARS:
-        raise ValueError(f"The question is {len(q):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. "
+        raise BadInput(f"The question is {len(q):,} characters long; the limit is {MAX_QUESTION_CHARS:,}. "
                          "Shorten it and ask again.")
     return q
 
 
 def check_thread_id(thread_id: Any) -> str | None:
-    """None for a new thread; else the id, or ValueError when it is not a short token."""
+    """None for a new thread; else the id, or BadInput when it is not a short token."""
     if thread_id is None:
         return None
     if not isinstance(thread_id, str):
-        raise ValueError("The thread id must be text (or empty for a new thread).")
+        raise BadInput("The thread id must be text (or empty for a new thread).")
     tid = thread_id.strip()
     if not tid:
         return None
     if len(tid) > MAX_THREAD_ID_CHARS or not _THREAD_ID.match(tid):
-        raise ValueError(f"Invalid thread id {tid[:40]!r}: use up to {MAX_THREAD_ID_CHARS} letters, digits, "
+        raise BadInput(f"Invalid thread id {tid[:40]!r}: use up to {MAX_THREAD_ID_CHARS} letters, digits, "
                          "'-', '_', '.' or ':' (or leave it empty to start a new thread).")
     return tid
 
@@ -141,7 +145,8 @@ def _sum_speed(r: Mapping[str, Any], _args: Mapping[str, Any]) -> str:
             f"on {gpu} ({r.get('bound', '?')}-bound, estimate).")
     mem = r.get("memory") or {}
     if mem:
-        text += f" Memory: {'fits' if mem.get('fits') else 'does not fit'}, up to {mem.get('max_batch', 0):,} sequences."
+        text += (f" Memory: {'fits' if mem.get('fits') else 'does not fit'}, "
+                 f"up to {mem.get('max_batch', 0):,} sequences.")
     return text
 
 
@@ -162,7 +167,8 @@ def _sum_prices(r: Mapping[str, Any], args: Mapping[str, Any]) -> str:
                     else f"{_usd(o['price_usd_per_gpu_hour'])}/GPU-hour")
         total = r.get("total_matches")
         text = (f"{len(offers)} offer(s) shown" + (f" of {total:,}" if isinstance(total, int) else "")
-                + f"; first: {o['provider']} {o.get('instance_type') or ''} ({o['gpu_count']} x {o['gpu']}) at {cheapest}.")
+                + f"; first: {o['provider']} {o.get('instance_type') or ''} ({o['gpu_count']} x {o['gpu']}) "
+                f"at {cheapest}.")
     if r.get("as_of"):
         text += f" Prices as of {r['as_of']}" + (" (possibly stale)." if r.get("stale") else ".")
     return text
@@ -177,7 +183,8 @@ def _sum_cost(r: Mapping[str, Any], _args: Mapping[str, Any]) -> str:
     if s:
         parts.append(f"{s['aggregate_tokens_per_s']:,.1f} tokens/s")
         if s.get("usd_per_million_tokens") is not None:
-            parts.append(f"{_usd(s['usd_per_million_tokens'])} per million tokens, {_usd(s.get('monthly_usd'))} a month")
+            parts.append(f"{_usd(s['usd_per_million_tokens'])} per million tokens, "
+                         f"{_usd(s.get('monthly_usd'))} a month")
     if r.get("runtime_hours") is not None:
         parts.append(f"{r['runtime_hours']:,.2f} h")
     if r.get("on_demand_cost_usd") is not None:
@@ -258,14 +265,11 @@ def memory_visual(result: Mapping[str, Any]) -> Visual:
 
 
 def speed_frame(result: Mapping[str, Any]) -> pd.DataFrame:
-    """Bars of tokens/s: per sequence, for the batch, and at the largest batch that fits."""
+    """Bars of tokens/s: per sequence and for the batch (the largest batch's rate goes in the table:
+    often 100x more, it would flatten these two bars)."""
     batch = (result.get("inputs") or {}).get("batch", 1)
-    rows = [("per sequence", result.get("decode_tokens_per_s"), "tokens/s"),
-            (f"total at batch {batch}", result.get("aggregate_tokens_per_s"), "tokens/s")]
-    mem = result.get("memory") or {}
-    if mem.get("aggregate_tokens_per_s_at_max_batch") and mem.get("max_batch", 0) > batch:
-        rows.append((f"total at batch {mem['max_batch']} (max)", mem["aggregate_tokens_per_s_at_max_batch"], "tokens/s"))
-    return _chart(rows)
+    return _chart([("per sequence", result.get("decode_tokens_per_s"), "tokens/s"),
+                   (f"total at batch {batch}", result.get("aggregate_tokens_per_s"), "tokens/s")])
 
 
 def speed_visual(result: Mapping[str, Any]) -> Visual:
@@ -278,7 +282,10 @@ def speed_visual(result: Mapping[str, Any]) -> Visual:
             ("bound", result.get("bound", "")), ("engine", result.get("engine", ""))]
     mem = result.get("memory") or {}
     if mem:
-        rows += [("fits in memory", "yes" if mem.get("fits") else "no"), ("max batch that fits", _num(mem.get("max_batch")))]
+        rows += [("fits in memory", "yes" if mem.get("fits") else "no"),
+                 ("max batch that fits", _num(mem.get("max_batch")))]
+        if mem.get("aggregate_tokens_per_s_at_max_batch"):
+            rows.append(("aggregate tokens/s at max batch", _num(mem["aggregate_tokens_per_s_at_max_batch"], 1)))
     table = pd.DataFrame(rows, columns=["metric", "value"])
     title = f"{inp.get('model', '')} on {gpu} ({inp.get('precision', '')}): tokens/s (estimate)"
     return Visual("speed", speed_frame(result), title, "tokens/s", table, "")

@@ -55,3 +55,26 @@ def test_chat_endpoint_last_message_holds_real_values(client):
 def test_calculator_endpoint_error_is_readable(client):
     with pytest.raises(AppError, match="Unknown model 'llama-9000'"):
         client.predict("llama-9000", "inference", "", 2048, 1, 1, "", None, api_name="/vram")
+
+
+def test_launch_and_ask_stay_on_loopback(app_module, monkeypatch):
+    """Offline by construction: no analytics, no Hugging Face calls, no share tunnel (ecosystem-notes sec. 7)."""
+    import socket
+
+    from gradio_client import Client
+
+    from tests.app.conftest import free_port
+
+    seen: list = []
+    connect, getaddrinfo = socket.socket.connect, socket.getaddrinfo
+    monkeypatch.setattr(socket.socket, "connect", lambda self, addr: (seen.append(addr), connect(self, addr))[1])
+    monkeypatch.setattr(socket, "getaddrinfo",
+                        lambda host, *a, **k: (seen.append((host,)), getaddrinfo(host, *a, **k))[1])
+    demo = app_module.build_demo()
+    url = app_module.launch(demo, "127.0.0.1", free_port(), block=False, quiet=True)
+    try:
+        assert Client(url, verbose=False).predict("Cheapest H100 per hour?", "", api_name="/ask")["intent"]
+    finally:
+        demo.close()
+    hosts = {a[0] for a in seen if isinstance(a, tuple) and a}
+    assert hosts and hosts <= {"127.0.0.1", "localhost", "::1"}, hosts

@@ -108,12 +108,16 @@ def test_chat_in_a_real_browser(served_app, browser, capsys):
     assert "vram_calculator" in chat  # the tool step
     assert "19.6 GB" in chat  # total_gb 19.58 from the tool result, as the answer states it
     page.locator("#chart svg").first.wait_for(timeout=10_000)
-    chart_text = page.evaluate("() => [...document.querySelectorAll('#chart svg text')].map(t => t.textContent).join(' ')")
+    chart_text = page.evaluate(
+        "() => [...document.querySelectorAll('#chart svg text')].map(t => t.textContent).join(' ')")
     assert "19.6 GB per GPU" in chart_text and "GPU: a 24 GB GPU" in chart_text
     page.wait_for_function("() => (document.querySelector('#table')?.innerText || '').includes('19.584')",
                            timeout=10_000)
     assert "Fits" in page.locator("#data-note").inner_text()
-    time.sleep(0.3)  # let the last streamed frame paint
+    page.locator("#chat").get_by_text("vram_calculator").first.click()  # open the tool step
+    _chat_text_contains(page, "Needs 19.58 GB per GPU of 25.77 GB", 5_000)
+    assert "seq_len=8192" in page.locator("#chat").inner_text()
+    time.sleep(0.3)  # let the last frame paint
     _scroll_chat_to_top(page)
     page.screenshot(path=str(ARTIFACTS / "app-chat.png"), full_page=True)
 

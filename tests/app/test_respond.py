@@ -41,7 +41,8 @@ def test_respond_streams_tool_steps_then_answer_and_chart(app_module):
 
     # the last yield carries real values (no gr.skip) for the chart and the table
     assert isinstance(plot, gr.BarPlot) and plot.visible
-    df = plot.value if isinstance(plot.value, pd.DataFrame) else pd.DataFrame(plot.value["data"], columns=plot.value["columns"])
+    df = (plot.value if isinstance(plot.value, pd.DataFrame)
+          else pd.DataFrame(plot.value["data"], columns=plot.value["columns"]))
     assert set(df["part"]) >= {"weights", "kv_cache", "GPU memory"}
     assert isinstance(table, gr.Dataframe) and "19.584" in str(table.value)
     assert "Fits" in note
@@ -133,7 +134,8 @@ def test_calc_vram_outputs(app_module):
     pytest.param("calc_prices", ("H100", "spot", "", "", None, None, None, 5), id="prices"),
     pytest.param("calc_recommend", ("llama-3-8b", "serve", 4096, 10, None, [], "lora", 2e7, "cheapest", None, None, 3),
                  id="recommend-serve"),
-    pytest.param("calc_recommend", ("llama-3-8b", "finetune", 4096, 10, None, [], "lora", 2e7, "cheapest", None, None, 3),
+    pytest.param("calc_recommend",
+                 ("llama-3-8b", "finetune", 4096, 10, None, [], "lora", 2e7, "cheapest", None, None, 3),
                  id="recommend-finetune"),
 ])
 def test_calculators_show_a_chart_and_a_table(app_module, fn, args):

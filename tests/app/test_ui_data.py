@@ -33,10 +33,12 @@ REC = {"status": "ok", "missing": [], "ruled_out": [{"reason": "x"}], "suggestio
        "chart": {"as_of": ["2026-05-20"]},
        "options": [{"gpu": "RTX 3060", "gpu_count": 4, "tokens_per_s": 445.0, "usd_per_million_tokens": 0.131,
                     "monthly_usd": 153.3, "price_usd_per_hour": 0.21, "vram_per_gpu_gb": 6.27,
-                    "offer": {"provider": "vast", "instance_type": "4x-RTX_3060", "region": "HK", "as_of": "2026-05-20"}},
+                    "offer": {"provider": "vast", "instance_type": "4x-RTX_3060", "region": "HK",
+                              "as_of": "2026-05-20"}},
                    {"gpu": "RTX 3090", "gpu_count": 1, "tokens_per_s": 336.0, "usd_per_million_tokens": 0.207,
                     "monthly_usd": 182.5, "price_usd_per_hour": 0.25, "vram_per_gpu_gb": 23.6,
-                    "offer": {"provider": "vast", "instance_type": "1x-RTX_3090", "region": "RO", "as_of": "2026-05-20"}}]}
+                    "offer": {"provider": "vast", "instance_type": "1x-RTX_3090", "region": "RO",
+                              "as_of": "2026-05-20"}}]}
 
 
 @pytest.mark.parametrize("name, result, args, expected", [
@@ -45,7 +47,8 @@ REC = {"status": "ok", "missing": [], "ruled_out": [{"reason": "x"}], "suggestio
     pytest.param("vram_calculator", VRAM | {"fit": VRAM["fit"] | {"fits": False, "headroom_gb": -0.47}}, {},
                  "does not fit, 0.47 GB short", id="vram-short"),
     pytest.param("speed_estimator", SPEED, {}, "40.0 tokens/s per sequence", id="speed"),
-    pytest.param("price_query", PRICES, {"pricing": "on-demand"}, "hyperbolic hyperbolic-1x (1 x H100 SXM) at $1.29/GPU-hour",
+    pytest.param("price_query", PRICES, {"pricing": "on-demand"},
+                 "hyperbolic hyperbolic-1x (1 x H100 SXM) at $1.29/GPU-hour",
                  id="prices-on-demand"),
     pytest.param("price_query", PRICES, {}, "Prices as of 2026-05-20 (possibly stale)", id="prices-date"),
     pytest.param("price_query", SPOT, {"pricing": "spot"}, "spot $0.800/GPU-hour", id="prices-spot-price"),
@@ -92,10 +95,12 @@ def test_memory_visual_from_the_real_calculator():
     assert v.note.startswith("**Fits**")
 
 
-def test_speed_frame_adds_the_largest_batch():
-    df = ui_data.speed_frame(SPEED)
-    assert df["item"].tolist() == ["per sequence", "total at batch 1", "total at batch 172 (max)"]
-    assert df["value"].tolist()[-1] == pytest.approx(2969.9)
+def test_speed_visual_bars_and_the_largest_batch_in_the_table():
+    v = ui_data.speed_visual(SPEED)
+    assert v.chart["item"].tolist() == ["per sequence", "total at batch 1"]
+    assert v.chart["value"].tolist() == [40.0, 40.0]
+    rows = dict(zip(v.table["metric"], v.table["value"]))
+    assert rows["max batch that fits"] == "172" and rows["aggregate tokens/s at max batch"] == "2,970"
 
 
 def test_recommend_frame_costs_per_option_in_rank_order():

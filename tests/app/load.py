@@ -1,0 +1,58 @@
+"""The app's /ask endpoint under load: 20 concurrent gradio_client clients x 25 questions each, on
+loopback, router backend. Bounded in count and time."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+QUESTIONS = ["Cheapest H100 per hour?", "Can I run Llama-3-8B in FP16 on a 24 GB GPU with 8k context?",
+             "What if I use 32k context instead?", "Tokens/s for a 13B INT8 model on an L4 vs an A100?",
+             "do i need nvlink for qlora?", "Per-second vs hourly billing: does it matter for 20-minute experiments?",
+             "کیا میں 24GB GPU پر 13B ماڈل کو QLoRA کے ساتھ فائن ٹیون کر سکتا ہوں؟", "VRAM for Mixtral 8x7B in 4-bit?"]
+
+
+def run(url: str, clients: int = 20, per_client: int = 25) -> dict[str, Any]:
+    from gradio_client import Client
+
+    def one(c: int) -> tuple[list[float], int]:
+        client = Client(url, verbose=False)
+        lat, errors = [], 0
+        for i in range(per_client):
+            t = time.perf_counter()
+            try:
+                out = client.predict(QUESTIONS[(c + i) % len(QUESTIONS)], f"load-{c}", api_name="/ask")
+                if not out.get("answer"):
+                    errors += 1
+            except Exception:
+                errors += 1
+            lat.append(time.perf_counter() - t)
+        return lat, errors
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=clients) as ex:
+        res = list(ex.map(one, range(clients)))
+    wall = time.perf_counter() - t0
+    lat = sorted(x for r in res for x in r[0])
+    return {"requests": len(lat), "errors": sum(r[1] for r in res), "p50_s": statistics.median(lat),
+            "p95_s": lat[int(0.95 * (len(lat) - 1))], "max_s": lat[-1], "wall_s": wall}
+
+
+def run_app_load() -> tuple[str, str]:
+    import os
+
+    os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+    import app
+    from tests.app.conftest import free_port
+
+    demo = app.build_demo()
+    url = app.launch(demo, "127.0.0.1", free_port(), block=False, quiet=True)
+    try:
+        r = run(url)
+    finally:
+        demo.close()
+    return ("app /ask load: 20 clients x 25 questions",
+            f"{r['requests']} requests, {r['errors']} errors, p50 {r['p50_s']:.2f} s / p95 {r['p95_s']:.2f} s "
+            f"(max {r['max_s']:.2f} s, {r['wall_s']:.0f} s wall)")
