@@ -12,6 +12,7 @@ __all__ = ["compose"]
 import re
 from typing import Any
 
+from assistant.formatting import number
 from assistant.nlu import Parsed
 from assistant.planner import DEFAULTS
 
@@ -111,16 +112,7 @@ _COMP_UR = {"weights": "وزن", "kv_cache": "KV کیش", "activations": "ایک
 
 
 def _n(x: Any, nd: int = 2) -> str:
-    if x is None:
-        return "?"
-    x = float(x)
-    if abs(x) >= 1000:
-        return f"{x:,.0f}"
-    if abs(x) >= 100:
-        return f"{x:.0f}"
-    if abs(x) >= 10:
-        return f"{x:.1f}"
-    return f"{x:.{nd}f}"
+    return "?" if x is None else number(x, nd)
 
 
 def _best_sentence(text: str, query: str) -> str:

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
-__all__ = ["table"]
+__all__ = ["number", "table"]
 
 from typing import Iterable, Sequence
+
+
+def number(x: float, nd: int = 2) -> str:
+    """A figure with precision that shrinks as it grows: 1,234 / 123 / 12.3 / 1.23."""
+    x = float(x)
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    if abs(x) >= 100:
+        return f"{x:.0f}"
+    if abs(x) >= 10:
+        return f"{x:.1f}"
+    return f"{x:.{nd}f}"
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]], align: str = "") -> str:

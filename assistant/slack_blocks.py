@@ -16,6 +16,8 @@ __all__ = ["MAX_FIELDS", "answer_blocks", "escape"]
 import re
 from typing import Any
 
+from assistant.formatting import number
+
 MAX_FIELDS = 10
 _SECTION_CHARS = 3000
 _FIELD_CHARS = 2000
@@ -83,13 +85,7 @@ def _parse(text: str) -> dict[str, Any]:
 def _fmt(x: Any, nd: int = 2) -> str:
     if not isinstance(x, (int, float)):
         return "-" if x is None else str(x)
-    if abs(x) >= 1000:
-        return f"{x:,.0f}"
-    if abs(x) >= 100:
-        return f"{x:.0f}"
-    if abs(x) >= 10:
-        return f"{x:.1f}"
-    return f"{x:.{nd}f}"
+    return number(x, nd)
 
 
 def _offer_rows(tool_calls: list[Any]) -> list[list[str]]:

@@ -64,11 +64,7 @@ def estimate_diffusion_vram(components: Sequence[DiffusionComponent], precision:
     ]
     if offload_text_encoders:
         assumptions.append(f"Text encoders ({enc_gb:.1f} GB) run first, then move to CPU; the peak is the larger stage.")
-    fit = None
-    if gpu is not None:
-        head = gpu.memory_gb - total
-        fit = FitVerdict(gpu=gpu.name, gpu_memory_gb=round(gpu.memory_gb, 2), fits=head >= 0,
-                         headroom_gb=round(head, 2), headroom_pct=round(100 * head / gpu.memory_gb, 1))
+    fit = FitVerdict.of(total, gpu.name, gpu.memory_gb) if gpu is not None else None
     return VramEstimate(
         total_gb=round(total, 6),
         components_gb={c.name: round(c.gb, 6) for c in comps},

@@ -176,6 +176,13 @@ class FitVerdict(BaseModel):
     headroom_gb: float
     headroom_pct: float
 
+    @classmethod
+    def of(cls, total_gb: float, gpu_name: str, gpu_memory_gb: float) -> "FitVerdict":
+        """Headroom = GPU memory - estimated total (GB and % of the card); fits when headroom >= 0."""
+        head = gpu_memory_gb - total_gb
+        return cls(gpu=gpu_name, gpu_memory_gb=round(gpu_memory_gb, 2), fits=head >= 0,
+                   headroom_gb=round(head, 2), headroom_pct=round(100 * head / gpu_memory_gb, 1))
+
 
 class VramRequest(BaseModel):
     """What to size: method, precisions, batch/sequence and parallelism (per-GPU result)."""
