@@ -14,16 +14,21 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 import argparse  # noqa: E402
+import base64  # noqa: E402
 import contextlib  # noqa: E402
 import html  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
+import secrets  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 import uuid  # noqa: E402
 from typing import Any, Iterator  # noqa: E402
 
 import gradio as gr  # noqa: E402
+from fastapi import Request  # noqa: E402
+from fastapi.responses import JSONResponse  # noqa: E402
+from starlette.concurrency import run_in_threadpool  # noqa: E402
 
 from assistant import api, ui_data  # noqa: E402
 from tools.errors import AdvisorError  # noqa: E402
@@ -221,6 +226,58 @@ def ask(question: str, thread_id: str | None = None, request: gr.Request = None)
         tid = ui_data.check_thread_id(thread_id)
         ans = _advisor().ask(q, thread_id=tid)
         return json.loads(json.dumps(ans.model_dump(), ensure_ascii=False, default=str))
+
+
+def _auth_ok(header: str | None) -> bool:
+    """HTTP Basic credentials against GPU_ADVISOR_AUTH (always true when it is unset)."""
+    creds = os.environ.get("GPU_ADVISOR_AUTH", "")
+    if not creds:
+        return True
+    scheme, _, value = (header or "").partition(" ")
+    if scheme.lower() != "basic":
+        return False
+    try:
+        given = base64.b64decode(value.strip(), validate=True).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return False
+    return secrets.compare_digest(given.encode(), creds.encode())
+
+
+async def rest_ask(request: Request) -> JSONResponse:
+    """POST /api/ask {"question": ..., "thread_id": ...}: the JSON of `gpu-advisor ask --json`.
+
+    The same answer as the Gradio /ask endpoint without its queue and event stream, for scripts and
+    load: 400 with {"error": ...} for bad input, 401 without valid credentials when GPU_ADVISOR_AUTH
+    is set, 429 over the per-client rate limit."""
+    if not _auth_ok(request.headers.get("authorization")):
+        return JSONResponse({"error": "authentication required"}, status_code=401,
+                            headers={"WWW-Authenticate": 'Basic realm="gpu-advisor"'})
+    client = request.client.host if request.client else "local"
+    if not _LIMIT.allow(client):
+        return JSONResponse({"error": "Too many requests from this address; wait a few seconds and ask again."},
+                            status_code=429)
+    try:
+        body = json.loads(await request.body())
+    except (ValueError, UnicodeDecodeError):
+        body = None
+    if not isinstance(body, dict) or set(body) - {"question", "thread_id"}:
+        return JSONResponse({"error": 'send a JSON object {"question": "...", "thread_id": "..." (optional)}'},
+                            status_code=400)
+    return await run_in_threadpool(_rest_answer, body)
+
+
+def _rest_answer(body: dict[str, Any]) -> JSONResponse:
+    try:
+        q = ui_data.check_question(body.get("question"))
+        tid = ui_data.check_thread_id(body.get("thread_id"))
+        ans = _advisor().ask(q, thread_id=tid)
+    except (AdvisorError, ui_data.BadInput) as exc:
+        return JSONResponse({"error": str(exc)}, status_code=400)
+    except Exception:
+        log.exception("unexpected error")
+        return JSONResponse({"error": "Something went wrong on our side (details are in the server log)."},
+                            status_code=500)
+    return JSONResponse(json.loads(json.dumps(ans.model_dump(), ensure_ascii=False, default=str)))
 
 
 # ---------------------------------------------------------------- calculators
@@ -449,6 +506,7 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *, block:
         auth = (user, pw)
     _, url, _ = demo.launch(server_name=host, server_port=port, share=False, ssr_mode=False, auth=auth,
                             prevent_thread_lock=not block, quiet=quiet, css=CSS, show_error=False)
+    demo.app.add_api_route("/api/ask", rest_ask, methods=["POST"])  # plain JSON, beside Gradio's queued /ask
     return url
 
 

@@ -105,7 +105,7 @@ def load() -> list[tuple[str, str]]:
     rows = []
     try:
         from tests.app.load import run_app_load  # provided by the app's tests
-        rows.append(run_app_load())
+        rows.extend(run_app_load())
     except ImportError:
         rows.append(("app /ask load", "not available"))
     try:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 from typing import Any
 
 import pytest
 
 from assistant.slack import thread_id_for
+from tests.hardening.bad_inputs import CURATED
 from tests.slack.mock_slack import (BOT_TOKEN, SIGNING_SECRET, TEAM, RecordingAdvisor, dm, event_body, mention,
                                     new_channel, new_ts, send, slash_body)
 
@@ -250,3 +252,22 @@ def test_production_mode_acks_a_slash_command_before_the_answer(make_app, slack_
     assert time.monotonic() - started < 0.5
     [reply] = slack_mock.wait_for(lambda: slack_mock.responses(ch), timeout_s=10)
     assert reply["text"].startswith("Echo: VRAM for 70B?")
+
+
+
+_NANINF = re.compile(r"(?<![A-Za-z])(nan|inf|infinity)(?![A-Za-z])", re.I)
+
+
+@pytest.mark.parametrize("i", range(len(CURATED)), ids=lambda i: f"curated-{i}")
+def test_curated_bad_inputs_through_the_slack_handler(make_app, slack_mock, real_advisor, i):
+    """The hardening list as @mentions, each from its own user (the per-user limit is tested apart):
+    acknowledged, one reply in the thread, no traceback, no inf/nan the question did not contain."""
+    q = CURATED[i]
+    app, ch, ts = make_app(real_advisor), new_channel(), new_ts()
+    resp = send(app, event_body(mention(ch, q, ts=ts, user=f"UBAD{i:04d}")))
+    assert resp.status == 200
+    replies = [c["body"] for c in slack_mock.calls if c["body"].get("channel") == ch
+               and c["method"] in ("chat.postMessage", "chat.update")]
+    final = replies[-1]["text"] if replies else ""
+    assert final.strip() and "Traceback" not in final
+    assert not set(_NANINF.findall(final)) - set(_NANINF.findall(q)), final[:300]
