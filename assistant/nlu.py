@@ -116,15 +116,15 @@ _INTENT_WORDS = {
                  r"what to rent|suggest|کون سا gpu|کونسا gpu|کون سا کارڈ|تجویز|سفارش|کون سی gpu|which instance|"
                  r"اچھا کارڈ|بہترین کارڈ|بہترین gpu|اچھا gpu|"
                  r"best option|cheapest way|cheapest gpu for|cheapest setup|کون سا فراہم",
-    "prices": r"\bprice|\bprices|pricing|per hour|/hr\b|/h\b|hourly rate|cheapest|how much (?:does|is) (?:an? )?\S+ (?:cost|per)|"
+    "prices": r"\bprice|\bprices|pricing|per hour|/hr\b|/h\b|hourly rate|cheapest|how much (?:is|are|for) |how much (?:does|is) (?:an? )?\S+ (?:cost|per)|"
               r"rent(?:al)? (?:price|cost)|going rate|hourly rate|\brate for\b|قیمت|کرایہ|ریٹ|سستا|سستی|"
               r"کتنے کا|کتنے میں|کتنے کی|offers?\b",
-    "cost": r"\bcost\b|\bcosts\b|how much will|how much would|\bbudget\b|spend|bill(?:ing|ed)?\b|per-second|per second|"
+    "cost": r"\bcost\b|\bcosts\b|how much will|how much would|\bhow much\s*(?:money\b|in total\b|\?|$)|\bbudget\b|spend|bill(?:ing|ed)?\b|per-second|per second|"
             r"hourly billing|\$|dollars?|لاگت|خرچ|بجٹ|بلنگ|ڈالر",
     "speed": r"tokens?/s|tok/s|tokens? per second|throughput|how fast|latency|\bspeed\b|batching|time to first token|ttft|"
              r"رفتار|ٹوکن فی سیکنڈ|تیز|سست\b|تھروپٹ|اسپیڈ|سپیڈ",
     "train_time": r"how long|training time|how many hours|take to (?:fine-?tune|train)|hours to|کتنا وقت|کتنے گھنٹے|کتنی دیر",
-    "fit": r"\bvram\b|\bmemory\b|\bfit\b|\bfits\b|can i run|can i (?:fully )?(?:fine-?tune|train|serve|load)|enough|"
+    "fit": r"\bvram\b|\bmemory\b|\bfit\b|\bfits\b|kv[ -]?cache|can i run|can i (?:fully )?(?:fine-?tune|train|serve|load)|enough|"
            r"how much gpu|\boom\b|run .* on (?:an?|one|my)|میموری|وی آر اے ایم|چلا سکت|فائن ٹیون کر سکت|ٹرین کر سکت|"
            r"سما سکت|فٹ|کافی",
     "compare": r"\bvs\.?\b|versus|compare|comparison|better|\bor\b|difference|مقابلہ|موازنہ|بہتر|فرق",
@@ -316,7 +316,9 @@ def _parse_cached(raw: str) -> Parsed:
     # context: "8k context", "32k tokens", "context of 16,384", "10M context"
     m = re.search(_NUM + r"\s*(k|m)?\s*(?:-?token)?s?\s*(?:context|ctx|کانٹیکسٹ|سیاق)", low) or \
         re.search(r"(?:context|ctx|context length|context window|کانٹیکسٹ)\s*(?:of|=|:|is|length)?\s*" + _NUM + r"\s*(k|m)?", low) or \
-        re.search(_NUM + r"\s*(k|m)\s+tokens?\b(?!\s*(?:dataset|of data|of training))", low)
+        re.search(_NUM + r"\s*(k|m)\s+tokens?\b(?!\s*(?:dataset|of data|of training))", low) or \
+        re.search(r"\bat\s+" + _NUM + r"\s*(k)\b(?!\s*(?:examples|samples|rows|steps|users|requests))", low)
+    context_span = m.span() if m else None
     if m:
         sl.context = _int(_scaled(m.group(1), m.group(2), binary_k=True))
     # batch / users
@@ -342,9 +344,15 @@ def _parse_cached(raw: str) -> Parsed:
             sl.tokens_per_example = _int(_num(m2.group(1)))
     m = re.search(_NUM + r"\s*(k|m|b|million|billion)?\s*(?:training )?tokens?\s*(?:dataset|of data|of training|corpus)|"
                   r"(?:dataset|corpus) of\s*" + _NUM + r"\s*(k|m|b|million|billion)?\s*tokens?", low)
+    # "on 100M tokens", "train over 2B tokens", "a 50M-token dataset": millions/billions are data, not context
+    m = m or re.search(r"(?:on|over|with|for|of|using|a|an)\s+" + _NUM +
+                       r"\s*(m|b|million|billion)\s*[- ]?tokens?\b(?!\s*(?:/|per\b|a (?:second|day|month)|context))",
+                       low)
     if m:
         val, suf = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
         sl.dataset_tokens = _scaled(val, suf)
+        if context_span and context_span[0] < m.end() and m.start() < context_span[1]:
+            sl.context = None  # "on 100M tokens" is the dataset, not a context length
     m = re.search(_NUM + r"\s*[- ]?epochs?", low) or re.search(r"epochs?\s*(?:=|:)?\s*" + _NUM, low) or \
         re.search(_NUM + r"\s*ایپاک", low)
     if m:
@@ -399,6 +407,9 @@ def _intent(low: str, sl: Slots) -> str:
     if _has(_INTENT_WORDS["speed"], low) and (has_model or has_gpu):
         return "speed"
     if _has(_INTENT_WORDS["train_time"], low) and has_model:
+        # "how long ... and how much?": the cost estimate carries the hours too
+        if sl.gpus and _has(_INTENT_WORDS["cost"], low) and not sl.billing:
+            return "cost"
         return "train_time"
     if has_model and _has(_INTENT_WORDS["cost"], low) and not _has(r"\bvram\b|memory|میموری", low) and \
             (sl.gpus or sl.examples or sl.dataset_tokens or sl.duration_h or sl.epochs or
