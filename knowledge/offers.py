@@ -122,7 +122,7 @@ def parse_skypilot_rows(rows: Iterable[dict[str, str]], provider: str, source: s
             continue
         it = (raw.get("InstanceType") or "").strip()
         base = {"provider": provider, "instance_type": it, "accelerator_name": name,
-                "region": (raw.get("Region") or "").strip(), "line": i}
+                "region": (raw.get("Region") or "").strip().strip(",").strip(), "line": i}
 
         def drop(reason: str) -> None:
             out.dropped.append(base | {"reason": reason})

@@ -44,6 +44,8 @@ def test_every_shipped_offer_has_a_price_and_per_gpu_prices_divide(db):
         if od:
             assert float(r["price_usd_per_gpu_hour"]) == pytest.approx(float(od) / int(r["gpu_count"]), rel=1e-4)
         assert r["source"]
+        # a blank city in the source (", CN, AS") is trimmed, not shown as an empty field
+        assert r["region"] == r["region"].strip().strip(","), r["region"]
 
 
 def test_family_filter_and_sort(db):
