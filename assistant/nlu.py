@@ -115,11 +115,11 @@ _INTENT_WORDS = {
     "recommend": r"which gpu|what gpu|which card|what card|recommend|best gpu|which provider|what should i rent|"
                  r"what to rent|suggest|کون سا gpu|کونسا gpu|کون سا کارڈ|تجویز|سفارش|کون سی gpu|which instance|"
                  r"اچھا کارڈ|بہترین کارڈ|بہترین gpu|اچھا gpu|"
-                 r"best option|cheapest way|cheapest gpu for|cheapest setup|کون سا فراہم",
+                 r"best option|cheapest way|cheapest gpu for|cheapest setup|cheaper (?:gpu|card|option|alternative)|کون سا فراہم",
     "prices": r"\bprice|\bprices|pricing|per hour|/hr\b|/h\b|hourly rate|cheapest|how much (?:is|are|for) |how much (?:does|is) (?:an? )?\S+ (?:cost|per)|"
               r"rent(?:al)? (?:price|cost)|going rate|hourly rate|\brate for\b|قیمت|کرایہ|ریٹ|سستا|سستی|"
               r"کتنے کا|کتنے میں|کتنے کی|offers?\b",
-    "cost": r"\bcost\b|\bcosts\b|how much will|how much would|\bhow much\s*(?:money\b|in total\b|\?|$)|\bbudget\b|spend|bill(?:ing|ed)?\b|per-second|per second|"
+    "cost": r"\bcost\b|\bcosts\b|\bcheaper\b|\bexpensive\b|how much will|how much would|\bhow much\s*(?:money\b|in total\b|\?|$)|\bbudget\b|spend|bill(?:ing|ed)?\b|per-second|per second|"
             r"hourly billing|\$|dollars?|لاگت|خرچ|بجٹ|بلنگ|ڈالر",
     "speed": r"tokens?/s|tok/s|tokens? per second|throughput|how fast|latency|\bspeed\b|batching|time to first token|ttft|"
              r"رفتار|ٹوکن فی سیکنڈ|تیز|سست\b|تھروپٹ|اسپیڈ|سپیڈ",
@@ -384,9 +384,18 @@ def _parse_cached(raw: str) -> Parsed:
         sl.region = m.group(1)
 
     intent = _intent(low, sl)
+    if intent in ("recommend", "cost") and sl.model and _is_image_model(sl.model):
+        intent = "fit"  # image pipelines are sized (and matched to GPUs with offers) by the memory calculator
     followup = bool(re.search(_FOLLOWUP, low)) and not sl.model and not sl.params_b
     hint = next((k for k in ("speed", "train_time", "recommend", "cost", "prices") if _has(_INTENT_WORDS[k], low)), "")
     return Parsed(intent=intent, lang=lang, slots=sl, followup=followup, text=raw, hint=hint)
+
+
+def _is_image_model(model_id: str) -> bool:
+    try:
+        return resolve_diffusion(model_id) is not None
+    except UnknownModel:
+        return False
 
 
 def _has(words: str, low: str) -> bool:

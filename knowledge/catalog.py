@@ -164,7 +164,8 @@ _DIFFUSION_NOISE = re.compile(r"(stable ?diffusion|stabilityai|black forest labs
 def _diffusion_key(s: str) -> str:
     s = str(s).strip().lower().rsplit("/", 1)[-1]
     s = _DIFFUSION_NOISE.sub(" ", s.replace("stable-diffusion", "sd").replace("stable diffusion", "sd"))
-    return re.sub(r"[^a-z0-9.]+", "", s).replace("sdxl1.0", "sdxl").replace("v1.5", "1.5")
+    s = re.sub(r"[^a-z0-9.]+", "", s).replace("sdxl1.0", "sdxl").replace("v1.5", "1.5")
+    return re.sub(r"^flux\.?1", "flux", s)  # "Flux dev" is FLUX.1 [dev]
 
 
 @lru_cache(maxsize=1)
