@@ -50,6 +50,8 @@ class Slots:
     training_precision: str | None = None
     billing: bool = False
     smallest: bool = False
+    prompt_tokens: int | None = None
+    min_tokens_per_s: float | None = None
 
     def filled(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)
@@ -319,6 +321,18 @@ def _parse_cached(raw: str) -> Parsed:
         re.search(_NUM + r"\s*(k|m)\s+tokens?\b(?!\s*(?:dataset|of data|of training))", low) or \
         re.search(r"\bat\s+" + _NUM + r"\s*(k)\b(?!\s*(?:examples|samples|rows|steps|users|requests))", low)
     context_span = m.span() if m else None
+    # prompt length for time to first token: "a 4k prompt", "4,000-token prompt", "prompt of 2k tokens"
+    mp = re.search(_NUM + r"\s*(k)?\s*[- ]?(?:tokens?\s*|token-)?prompt", low) or \
+        re.search(r"prompts?\s*(?:of|=|:|is)?\s*" + _NUM + r"\s*(k)?\s*tokens?", low)
+    if mp:
+        sl.prompt_tokens = _int(_scaled(mp.group(1), mp.group(2), binary_k=True))
+        if context_span and mp.start() < context_span[1] and context_span[0] < mp.end():
+            m, context_span = None, None  # the prompt, not a context length
+    # a speed target: "at least 30 tokens/s per user", "100 tokens per second for each user"
+    mt = re.search(r"(?:at least|at|over|above|minimum(?: of)?|min\.?|>=?|≥)\s*" + _NUM +
+                   r"\s*(?:tokens?/s|tok/s|t/s|tokens? (?:per|a) second)", low)
+    if mt:
+        sl.min_tokens_per_s = _num(mt.group(1))
     if m:
         sl.context = _int(_scaled(m.group(1), m.group(2), binary_k=True))
     # batch / users
@@ -413,6 +427,8 @@ def _intent(low: str, sl: Slots) -> str:
         return "guide"
     if sl.billing and not has_model:
         return "cost"
+    if sl.min_tokens_per_s and has_model and not has_gpu:
+        return "recommend"  # a speed target without a GPU: find the GPUs that reach it
     if _has(_INTENT_WORDS["speed"], low) and (has_model or has_gpu):
         return "speed"
     if _has(_INTENT_WORDS["train_time"], low) and has_model:

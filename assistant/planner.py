@@ -125,6 +125,8 @@ def next_calls(p: Parsed, done: list[tuple[str, dict, dict]]) -> list[dict[str, 
         if s.context:
             base["prompt_tokens"] = max(1, s.context * 3 // 4)
             base["output_tokens"] = max(1, s.context - base["prompt_tokens"])
+        if s.prompt_tokens:
+            base["prompt_tokens"] = s.prompt_tokens
         batches = [1, s.batch] if s.batch and s.batch > 1 else [s.batch or 1]
         for g in gpus:
             for b in batches:
@@ -231,6 +233,8 @@ def _recommend_args(p: Parsed) -> dict[str, Any]:
               "concurrent_users": s.batch or 1}
         if s.precision:
             a["precisions"] = [s.precision]
+        if s.min_tokens_per_s:
+            a["min_tokens_per_s_per_user"] = s.min_tokens_per_s
     if s.spot:
         a["spot_allowed"] = True
     if s.provider:

@@ -105,6 +105,7 @@ class RecommendArgs(ModelRef):
     epochs: Num = None
     budget_usd: Num = None
     deadline_hours: Num = None
+    min_tokens_per_s_per_user: Num = None
     spot_allowed: bool | None = None
     providers: list[str] | None = None
     top_n: int = 3
