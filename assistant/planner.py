@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = ["next_calls", "DEFAULTS"]
 
+import re
 from typing import Any
 
 from assistant.nlu import Parsed
@@ -60,8 +61,13 @@ _METHOD_TOPICS_UR = {"qlora": "QLoRA LoRA ایڈاپٹرز", "lora": "LoRA ای�
                      "finetune": "فائن ٹیوننگ میموری"}
 
 
+# Words that name the user's own topic: the guide search then uses the question as asked.
+_OWN_TOPIC = re.compile(r"nvlink|pcie|interconnect|infiniband|multi-?node|egress|docker|\bssh\b|jupyter|"
+                        r"checkpoint|preempt|interrupt|hbm|gddr|bandwidth|tensor cores?|fp8 support", re.I)
+
+
 def _guide_call(p: Parsed) -> dict[str, Any]:
-    if p.intent in ("guide", "help"):
+    if p.intent in ("guide", "help") or _OWN_TOPIC.search(p.text):
         q = p.text
     elif p.lang == "ur":
         q = f"{p.text} {_METHOD_TOPICS_UR.get(p.slots.method or '', '')}"
