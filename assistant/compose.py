@@ -377,6 +377,59 @@ def _cost(p: Parsed, results: Done, t: dict, lang: str) -> list[str]:
     return out
 
 
+# Urdu renderings of the recommender's reason sentences (tools/recommend.py), numbers carried over as
+# they are; a sentence that matches none stays in English rather than being guessed at.
+_UR_REASONS: list[tuple[re.Pattern[str], str]] = [(re.compile(a), b) for a, b in [
+    (r"^Fits: (?P<t>\S+) GB per GPU of (?P<m>\S+) GB at (?P<p>\S+) \(weights (?P<w>\S+) GB, KV cache (?P<kv>\S+) GB "
+     r"for (?P<u>\S+) x (?P<c>\S+) tokens\) \[(?P<id>[\w-]+)\]\.$",
+     "سما جاتا ہے: {p} پر فی GPU {t} GB، {m} GB میں سے (وزن {w} GB، KV کیش {kv} GB، {u} x {c} ٹوکن کے لیے) [{id}]۔"),
+    (r"^Fits: (?P<t>\S+) GB per GPU of (?P<m>\S+) GB for (?P<meth>\S+) \(micro-batch (?P<b>\S+) x (?P<s>\S+) tokens"
+     r"(?P<ck>, activation checkpointing on)?\) \[(?P<id>[\w-]+)\]\.$",
+     "سما جاتا ہے: {meth} کے لیے فی GPU {t} GB، {m} GB میں سے (مائیکرو بیچ {b} x {s} ٹوکن{ck}) [{id}]۔"),
+    (r"^The KV cache \((?P<kv>\S+) GB\) is (?P<pct>\S+) of the weights: .* \[(?P<id>[\w-]+)\]\.$",
+     "KV کیش ({kv} GB) وزن کا {pct} ہے: لمبا سیاق اور زیادہ صارفین ماڈل سے زیادہ میموری مانگتے ہیں [{id}]۔"),
+    (r"^(?P<pu>\S+) tokens/s per user, (?P<tot>\S+) in total \((?P<b>\w+)-bound; (?P<mt>.+?) at (?P<bw>\S+) GB/s\) "
+     r"\[(?P<id>[\w-]+)\]\.$",
+     "فی صارف {pu} ٹوکن فی سیکنڈ، کل {tot} ({b}-bound؛ {mt}، {bw} GB/s) [{id}]۔"),
+    (r"^Split over (?P<n>\d+) GPUs \(tensor parallel\) with NVLink, .*\[(?P<id>[\w-]+)\]\.$",
+     "{n} GPUs پر تقسیم (ٹینسر پیرالل) NVLink کے ساتھ، جو تقسیم کو تیز رکھتا ہے [{id}]۔"),
+    (r"^Split over (?P<n>\d+) GPUs \(tensor parallel\) over PCIe only: .*\[(?P<id>[\w-]+)\]\.$",
+     "{n} GPUs پر تقسیم (ٹینسر پیرالل) صرف PCIe پر: چلتا ہے، مگر ہر ٹوکن پر all-reduce رفتار کم کرتے ہیں [{id}]۔"),
+    (r"^\$(?P<pm>\S+) per million tokens at full load; \$(?P<mo>\S+) a month always on \(\$(?P<h>\S+)/h, (?P<pv>.+)\)\.$",
+     "پوری لوڈ پر ${pm} فی ملین ٹوکن؛ ہر وقت چالو رہے تو ${mo} ماہانہ (${h} فی گھنٹہ، {pv})۔"),
+    (r"^Spot would be cheaper but is risky .*\[(?P<id>[\w-]+)\]\.$",
+     "اسپاٹ سستا پڑے گا مگر صارفین کے لیے ہر وقت چالو اینڈ پوائنٹ کے لیے خطرناک ہے [{id}]۔"),
+    (r"^About (?P<h>\S+) h \((?P<tps>\S+) tokens/s, estimate\) for (?P<tok>\S+) tokens\.$",
+     "تقریباً {h} گھنٹے ({tps} ٹوکن فی سیکنڈ، تخمینہ)، {tok} ٹوکن کے لیے۔"),
+    (r"^(?P<n>\d+) GPUs with NVLink: .*\[(?P<id>[\w-]+)\]\.$",
+     "{n} GPUs، NVLink کے ساتھ: گریڈیئنٹس اور شارڈز بغیر رکاوٹ منتقل ہوتے ہیں [{id}]۔"),
+    (r"^(?P<n>\d+) GPUs over PCIe: .*\[(?P<id>[\w-]+)\]\.$",
+     "{n} GPUs، PCIe پر: اڈاپٹرز کے لیے ٹھیک، شارڈ شدہ وزن کے لیے سست [{id}]۔"),
+    (r"^\$(?P<c>\S+) on demand at \$(?P<h>\S+)/h \((?P<how>.+)\) \[(?P<id>[\w-]+)\]\.$",
+     "آن ڈیمانڈ ${c}، ${h} فی گھنٹہ پر ({how}) [{id}]۔"),
+    (r"^About \$(?P<c>\S+) on spot \((?P<pv>.+)\) with checkpoints every 30 min \[(?P<id>[\w-]+)\]\.$",
+     "اسپاٹ پر تقریباً ${c} ({pv})، ہر 30 منٹ پر چیک پوائنٹ کے ساتھ [{id}]۔"),
+    (r"^QLoRA keeps the frozen base model in 4-bit, .*\[(?P<id>[\w-]+)\]\.$",
+     "QLoRA منجمد بنیادی ماڈل کو 4-bit میں رکھتا ہے، اس لیے یہ ایک کارڈ پر سما جاتا ہے جہاں مکمل فائن ٹیوننگ کو کئی درکار ہوں [{id}]۔"),
+    (r"^Full fine-tuning holds weights, gradients and optimizer states: .*\[(?P<id>[\w-]+)\]\.$",
+     "مکمل فائن ٹیوننگ وزن، گریڈیئنٹس اور آپٹیمائزر اسٹیٹس سب رکھتی ہے: کسی بھی طریقے سے زیادہ میموری [{id}]۔"),
+]]
+
+
+def _reason(text: str, lang: str) -> str:
+    """A recommender reason in the answer's language."""
+    if lang != "ur":
+        return text
+    for pat, tmpl in _UR_REASONS:
+        m = pat.match(text)
+        if m:
+            g = {k: v or "" for k, v in m.groupdict().items()}
+            if "ck" in g and g["ck"]:
+                g["ck"] = "، ایکٹیویشن چیک پوائنٹنگ آن"
+            return tmpl.format(**g)
+    return text
+
+
 def _recommend(p: Parsed, results: Done, t: dict, lang: str) -> list[str]:
     r = next(r for n, _, r in results if n == "recommend_gpus")
     out: list[str] = []
@@ -388,7 +441,7 @@ def _recommend(p: Parsed, results: Done, t: dict, lang: str) -> list[str]:
             off = o["offer"]
             out.append(t["rec_row"].format(i=o["rank"], n=o["gpu_count"], gpu=o["gpu"], prov=off["provider"],
                                            inst=off["instance_type"] or "", region=f", {off['region']}" if off.get("region") else ""))
-            out += [f"   - {x}" for x in o["reasons"]]
+            out += [f"   - {_reason(x, lang)}" for x in o["reasons"]]
     else:
         out.append(t["rec_none"])
         out += [f"- {x}" for x in r["suggestions"]]

@@ -52,3 +52,16 @@ def test_image_pipeline_gpu_question_is_sized(adv):
     (v,) = calls(a, "vram_calculator")
     assert v.result["model"]["id"] == "flux.1-dev"
     assert "Which model" not in a.answer
+
+
+def test_urdu_recommendation_reasons_are_in_urdu_with_the_tools_numbers(adv):
+    import re
+
+    a = adv.ask("میں Mistral 7B کو 20 صارفین کے لیے چلانا چاہتا ہوں، کون سا GPU سستا رہے گا؟")
+    (c,) = calls(a, "recommend_gpus")
+    opt = c.result["options"][0]
+    assert a.language == "ur"
+    lines = [ln for ln in a.answer.splitlines() if ln.startswith("   - ")]
+    assert lines and all(re.search(r"[\u0600-\u06FF]", ln) for ln in lines), lines
+    assert f"{opt['tokens_per_s_per_user']:.0f}" in a.answer and f"{opt['vram_per_gpu_gb']:.1f} GB" in a.answer
+    assert a.grounding["ok"]
