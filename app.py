@@ -216,6 +216,11 @@ class _RateLimit:
 _LIMIT = _RateLimit()
 
 
+def _answer_json(ans: Any) -> dict:
+    """The answer as plain JSON types: the shape of `gpu-advisor ask --json`."""
+    return json.loads(json.dumps(ans.model_dump(), ensure_ascii=False, default=str))
+
+
 def ask(question: str, thread_id: str | None = None, request: gr.Request = None) -> dict:
     """Answer one question in a thread (empty thread_id: a new one); the JSON of `gpu-advisor ask --json`."""
     client = getattr(getattr(request, "client", None), "host", None) or "local"
@@ -225,7 +230,7 @@ def ask(question: str, thread_id: str | None = None, request: gr.Request = None)
         q = ui_data.check_question(question)
         tid = ui_data.check_thread_id(thread_id)
         ans = _advisor().ask(q, thread_id=tid)
-        return json.loads(json.dumps(ans.model_dump(), ensure_ascii=False, default=str))
+        return _answer_json(ans)
 
 
 def _auth_ok(header: str | None) -> bool:
@@ -277,7 +282,7 @@ def _rest_answer(body: dict[str, Any]) -> JSONResponse:
         log.exception("unexpected error")
         return JSONResponse({"error": "Something went wrong on our side (details are in the server log)."},
                             status_code=500)
-    return JSONResponse(json.loads(json.dumps(ans.model_dump(), ensure_ascii=False, default=str)))
+    return JSONResponse(_answer_json(ans))
 
 
 # ---------------------------------------------------------------- calculators
@@ -369,6 +374,18 @@ def _outputs() -> tuple:
     return summary, plot, table
 
 
+def _calc_tab(title: str, button: str, fn: Any, api_name: str, make_inputs: Any) -> None:
+    """One calculator tab: the form (built by make_inputs) and its button on the left, the outputs on the right."""
+    with gr.Tab(title):
+        with gr.Row():
+            with gr.Column(scale=2):
+                inputs = make_inputs()
+                btn = gr.Button(button, variant="primary")
+            with gr.Column(scale=3):
+                outs = _outputs()
+        btn.click(fn, inputs, list(outs), api_name=api_name)
+
+
 def _calculators(models: list[str], gpus: list[str]) -> None:
     def model_box(value: str = "llama-3-8b") -> gr.Dropdown:
         return gr.Dropdown(models, value=value, label="Model", allow_custom_value=True)
@@ -377,81 +394,51 @@ def _calculators(models: list[str], gpus: list[str]) -> None:
         return gr.Dropdown(gpus, value=value, label=label, allow_custom_value=True)
 
     precisions = ["", "bf16", "fp16", "fp8", "int8", "int4", "nf4", "q4_k_m", "q8_0"]
-    with gr.Tab("VRAM"):
-        with gr.Row():
-            with gr.Column(scale=2):
-                inputs = [model_box(),
-                          gr.Dropdown(["inference", "full", "lora", "qlora"], value="inference", label="Method"),
-                          gr.Dropdown(precisions, value="", label="Weight precision (empty: default)"),
-                          gr.Number(label="Sequence length (tokens)", value=8192, precision=0),
-                          gr.Number(label="Batch", value=1, precision=0), gr.Number(label="GPUs", value=1, precision=0),
-                          gpu_box("RTX 4090", "GPU (for the fit verdict)"),
-                          gr.Number(label="...or GPU memory (GB)", value=None)]
-                btn = gr.Button("Estimate memory", variant="primary")
-            with gr.Column(scale=3):
-                outs = _outputs()
-        btn.click(calc_vram, inputs, list(outs), api_name="vram")
-    with gr.Tab("Speed"):
-        with gr.Row():
-            with gr.Column(scale=2):
-                inputs = [model_box(), gpu_box(), gr.Dropdown(precisions, value="", label="Precision (empty: bf16)"),
-                          gr.Dropdown(["", "vllm", "sglang", "tensorrt-llm", "llama.cpp", "pytorch-eager"], value="",
-                                      label="Engine (empty: vLLM)", allow_custom_value=True),
-                          gr.Number(label="Batch (concurrent sequences)", value=1, precision=0),
-                          gr.Number(label="Prompt tokens", value=512, precision=0),
-                          gr.Number(label="Output tokens", value=256, precision=0),
-                          gr.Number(label="GPUs", value=1, precision=0)]
-                btn = gr.Button("Estimate speed", variant="primary")
-            with gr.Column(scale=3):
-                outs = _outputs()
-        btn.click(calc_speed, inputs, list(outs), api_name="speed")
-    with gr.Tab("Training time"):
-        with gr.Row():
-            with gr.Column(scale=2):
-                inputs = [model_box(), gpu_box("A100"),
-                          gr.Dropdown(["lora", "qlora", "full"], value="lora", label="Method"),
-                          gr.Number(label="Dataset tokens (per epoch)", value=100_000_000),
-                          gr.Number(label="Epochs", value=1),
-                          gr.Number(label="Micro-batch per GPU", value=None, precision=0),
-                          gr.Number(label="Sequence length", value=None, precision=0),
-                          gr.Number(label="GPUs", value=1, precision=0)]
-                btn = gr.Button("Estimate training time", variant="primary")
-            with gr.Column(scale=3):
-                outs = _outputs()
-        btn.click(calc_train, inputs, list(outs), api_name="train_time")
-    with gr.Tab("Prices"):
-        with gr.Row():
-            with gr.Column(scale=2):
-                inputs = [gpu_box("H100", "GPU (model or family; empty: any)"),
-                          gr.Radio(["any", "on-demand", "spot"], value="on-demand", label="Pricing"),
-                          gr.Textbox(label="Provider (e.g. aws, lambda, runpod)"),
-                          gr.Textbox(label="Region contains (e.g. us-east, europe)"),
-                          gr.Number(label="Min GB per GPU", value=None),
-                          gr.Number(label="Max USD per GPU-hour", value=None),
-                          gr.Number(label="GPUs per instance", value=None, precision=0),
-                          gr.Number(label="Rows", value=20, precision=0)]
-                btn = gr.Button("Find offers", variant="primary")
-            with gr.Column(scale=3):
-                outs = _outputs()
-        btn.click(calc_prices, inputs, list(outs), api_name="prices")
-    with gr.Tab("Recommend"):
-        with gr.Row():
-            with gr.Column(scale=2):
-                inputs = [model_box(), gr.Radio(["serve", "finetune"], value="serve", label="Workload"),
-                          gr.Number(label="Serve: context tokens per request", value=4096, precision=0),
-                          gr.Number(label="Serve: concurrent users", value=10, precision=0),
-                          gr.Number(label="Serve: min tokens/s per user", value=None),
-                          gr.Dropdown(precisions[1:], value=[], multiselect=True,
-                                      label="Serve: allowed precisions (in order)"),
-                          gr.Dropdown(["lora", "qlora", "full"], value="lora", label="Fine-tune: method"),
-                          gr.Number(label="Fine-tune: dataset tokens", value=20_000_000),
-                          gr.Radio(["cheapest", "fastest", "value"], value="cheapest", label="Objective"),
-                          gr.Number(label="Budget (USD)", value=None), gr.Number(label="Deadline (hours)", value=None),
-                          gr.Number(label="Options to show", value=5, precision=0)]
-                btn = gr.Button("Recommend GPUs", variant="primary")
-            with gr.Column(scale=3):
-                outs = _outputs()
-        btn.click(calc_recommend, inputs, list(outs), api_name="recommend")
+    _calc_tab("VRAM", "Estimate memory", calc_vram, "vram",
+              lambda: [model_box(),
+                       gr.Dropdown(["inference", "full", "lora", "qlora"], value="inference", label="Method"),
+                       gr.Dropdown(precisions, value="", label="Weight precision (empty: default)"),
+                       gr.Number(label="Sequence length (tokens)", value=8192, precision=0),
+                       gr.Number(label="Batch", value=1, precision=0), gr.Number(label="GPUs", value=1, precision=0),
+                       gpu_box("RTX 4090", "GPU (for the fit verdict)"),
+                       gr.Number(label="...or GPU memory (GB)", value=None)])
+    _calc_tab("Speed", "Estimate speed", calc_speed, "speed",
+              lambda: [model_box(), gpu_box(), gr.Dropdown(precisions, value="", label="Precision (empty: bf16)"),
+                       gr.Dropdown(["", "vllm", "sglang", "tensorrt-llm", "llama.cpp", "pytorch-eager"], value="",
+                                   label="Engine (empty: vLLM)", allow_custom_value=True),
+                       gr.Number(label="Batch (concurrent sequences)", value=1, precision=0),
+                       gr.Number(label="Prompt tokens", value=512, precision=0),
+                       gr.Number(label="Output tokens", value=256, precision=0),
+                       gr.Number(label="GPUs", value=1, precision=0)])
+    _calc_tab("Training time", "Estimate training time", calc_train, "train_time",
+              lambda: [model_box(), gpu_box("A100"),
+                       gr.Dropdown(["lora", "qlora", "full"], value="lora", label="Method"),
+                       gr.Number(label="Dataset tokens (per epoch)", value=100_000_000),
+                       gr.Number(label="Epochs", value=1),
+                       gr.Number(label="Micro-batch per GPU", value=None, precision=0),
+                       gr.Number(label="Sequence length", value=None, precision=0),
+                       gr.Number(label="GPUs", value=1, precision=0)])
+    _calc_tab("Prices", "Find offers", calc_prices, "prices",
+              lambda: [gpu_box("H100", "GPU (model or family; empty: any)"),
+                       gr.Radio(["any", "on-demand", "spot"], value="on-demand", label="Pricing"),
+                       gr.Textbox(label="Provider (e.g. aws, lambda, runpod)"),
+                       gr.Textbox(label="Region contains (e.g. us-east, europe)"),
+                       gr.Number(label="Min GB per GPU", value=None),
+                       gr.Number(label="Max USD per GPU-hour", value=None),
+                       gr.Number(label="GPUs per instance", value=None, precision=0),
+                       gr.Number(label="Rows", value=20, precision=0)])
+    _calc_tab("Recommend", "Recommend GPUs", calc_recommend, "recommend",
+              lambda: [model_box(), gr.Radio(["serve", "finetune"], value="serve", label="Workload"),
+                       gr.Number(label="Serve: context tokens per request", value=4096, precision=0),
+                       gr.Number(label="Serve: concurrent users", value=10, precision=0),
+                       gr.Number(label="Serve: min tokens/s per user", value=None),
+                       gr.Dropdown(precisions[1:], value=[], multiselect=True,
+                                   label="Serve: allowed precisions (in order)"),
+                       gr.Dropdown(["lora", "qlora", "full"], value="lora", label="Fine-tune: method"),
+                       gr.Number(label="Fine-tune: dataset tokens", value=20_000_000),
+                       gr.Radio(["cheapest", "fastest", "value"], value="cheapest", label="Objective"),
+                       gr.Number(label="Budget (USD)", value=None), gr.Number(label="Deadline (hours)", value=None),
+                       gr.Number(label="Options to show", value=5, precision=0)])
 
 
 # ---------------------------------------------------------------- layout and launch

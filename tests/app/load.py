@@ -6,12 +6,23 @@ from __future__ import annotations
 import statistics
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Callable
 
 QUESTIONS = ["Cheapest H100 per hour?", "Can I run Llama-3-8B in FP16 on a 24 GB GPU with 8k context?",
              "What if I use 32k context instead?", "Tokens/s for a 13B INT8 model on an L4 vs an A100?",
              "do i need nvlink for qlora?", "Per-second vs hourly billing: does it matter for 20-minute experiments?",
              "کیا میں 24GB GPU پر 13B ماڈل کو QLoRA کے ساتھ فائن ٹیون کر سکتا ہوں؟", "VRAM for Mixtral 8x7B in 4-bit?"]
+
+
+def _drive(one: Callable[[int], tuple[list[float], int]], clients: int) -> dict[str, Any]:
+    """Run `one(client_index) -> (latencies, errors)` for every client at once; the summary of all requests."""
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=clients) as ex:
+        res = list(ex.map(one, range(clients)))
+    wall = time.perf_counter() - t0
+    lat = sorted(x for r in res for x in r[0])
+    return {"requests": len(lat), "errors": sum(r[1] for r in res), "p50_s": statistics.median(lat),
+            "p95_s": lat[int(0.95 * (len(lat) - 1))], "max_s": lat[-1], "wall_s": wall}
 
 
 def run(url: str, clients: int = 20, per_client: int = 25) -> dict[str, Any]:
@@ -31,13 +42,7 @@ def run(url: str, clients: int = 20, per_client: int = 25) -> dict[str, Any]:
             lat.append(time.perf_counter() - t)
         return lat, errors
 
-    t0 = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=clients) as ex:
-        res = list(ex.map(one, range(clients)))
-    wall = time.perf_counter() - t0
-    lat = sorted(x for r in res for x in r[0])
-    return {"requests": len(lat), "errors": sum(r[1] for r in res), "p50_s": statistics.median(lat),
-            "p95_s": lat[int(0.95 * (len(lat) - 1))], "max_s": lat[-1], "wall_s": wall}
+    return _drive(one, clients)
 
 
 def run_rest(url: str, clients: int = 20, per_client: int = 25) -> dict[str, Any]:
@@ -59,13 +64,7 @@ def run_rest(url: str, clients: int = 20, per_client: int = 25) -> dict[str, Any
                 lat.append(time.perf_counter() - t)
         return lat, errors
 
-    t0 = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=clients) as ex:
-        res = list(ex.map(one, range(clients)))
-    wall = time.perf_counter() - t0
-    lat = sorted(x for r in res for x in r[0])
-    return {"requests": len(lat), "errors": sum(r[1] for r in res), "p50_s": statistics.median(lat),
-            "p95_s": lat[int(0.95 * (len(lat) - 1))], "max_s": lat[-1], "wall_s": wall}
+    return _drive(one, clients)
 
 
 def _row(r: dict[str, Any]) -> str:

@@ -1,7 +1,5 @@
 """/ask under load (20 clients x 25 questions), the per-client rate limit and optional basic auth."""
 
-import pytest
-
 from tests.app.load import run, run_rest
 
 
@@ -84,14 +82,11 @@ def test_basic_auth_when_configured(monkeypatch):
 def test_curated_bad_inputs_through_rest_ask(app_url, monkeypatch):
     """The hardening list through POST /api/ask: 200 with an answer, or 400 with a message; never a
     traceback, a 500, or inf/nan the question did not contain; the server stays up."""
-    import re
-
     import httpx
 
     import app
-    from tests.hardening.bad_inputs import CURATED
+    from tests.hardening.bad_inputs import CURATED, new_naninf
 
-    naninf = re.compile(r"(?<![A-Za-z])(nan|inf|infinity)(?![A-Za-z])", re.I)
     monkeypatch.setattr(app._LIMIT, "per_min", 0)
     with httpx.Client(timeout=60) as c:
         for q in CURATED:
@@ -99,5 +94,5 @@ def test_curated_bad_inputs_through_rest_ask(app_url, monkeypatch):
             assert r.status_code in (200, 400), (q[:80], r.status_code, r.text[:300])
             text = r.json()["answer"] if r.status_code == 200 else r.json()["error"]
             assert text.strip() and "Traceback" not in text
-            assert not set(naninf.findall(text)) - set(naninf.findall(q)), (q[:80], text[:300])
+            assert not new_naninf(q, text), (q[:80], text[:300])
         assert c.post(app_url + "api/ask", json={"question": "Cheapest L4?"}).status_code == 200

@@ -2,7 +2,6 @@
 never inf/nan in an answer, the process stays up, and nothing is written outside the data directory."""
 
 import json
-import math
 import os
 import re
 import subprocess
@@ -15,18 +14,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assistant.advisor import Advisor
-from tests.hardening.bad_inputs import CURATED
+from tests.hardening.bad_inputs import CURATED, new_naninf
 
 ROOT = Path(__file__).resolve().parents[2]
-_NANINF = re.compile(r"(?<![A-Za-z])(nan|inf|infinity)(?![A-Za-z])", re.I)
 _ADV = Advisor(checkpoint_path=tempfile.mkdtemp() + "/bad.sqlite")
 
 
 def _ok_answer(ans, question):
     assert isinstance(ans.answer, str) and ans.answer.strip()
     assert "Traceback" not in ans.answer
-    own = set(_NANINF.findall(question))
-    assert not (set(_NANINF.findall(ans.answer)) - own), ans.answer[:300]
+    assert not new_naninf(question, ans.answer), ans.answer[:300]
     for c in ans.tool_calls:
         blob = json.dumps(c.result)
         assert "NaN" not in blob and "Infinity" not in blob

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import time
 from typing import Any
 
 import pytest
 
 from assistant.slack import thread_id_for
-from tests.hardening.bad_inputs import CURATED
+from tests.hardening.bad_inputs import CURATED, new_naninf
 from tests.slack.mock_slack import (BOT_TOKEN, SIGNING_SECRET, TEAM, RecordingAdvisor, dm, event_body, mention,
                                     new_channel, new_ts, send, slash_body)
 
@@ -255,9 +254,6 @@ def test_production_mode_acks_a_slash_command_before_the_answer(make_app, slack_
 
 
 
-_NANINF = re.compile(r"(?<![A-Za-z])(nan|inf|infinity)(?![A-Za-z])", re.I)
-
-
 @pytest.mark.parametrize("i", range(len(CURATED)), ids=lambda i: f"curated-{i}")
 def test_curated_bad_inputs_through_the_slack_handler(make_app, slack_mock, real_advisor, i):
     """The hardening list as @mentions, each from its own user (the per-user limit is tested apart):
@@ -270,4 +266,4 @@ def test_curated_bad_inputs_through_the_slack_handler(make_app, slack_mock, real
                and c["method"] in ("chat.postMessage", "chat.update")]
     final = replies[-1]["text"] if replies else ""
     assert final.strip() and "Traceback" not in final
-    assert not set(_NANINF.findall(final)) - set(_NANINF.findall(q)), final[:300]
+    assert not new_naninf(q, final), final[:300]
