@@ -1,0 +1,105 @@
+"""Numbers as people type them, in English, Urdu and Roman Urdu.
+
+`find_numbers(text)` returns every number of a lowercased text with its span and value: digits in
+any script ("۲۴", "٢٤"), separators ("50,000", "1,00,000"), decimals, exponents ("1e5"), suffixes
+("8k", "1.5M", "70b", "2T"), scale words ("50 thousand", "2 lakh", "pachas hazar", "دو لاکھ",
+"3 crore") and number words ("fifty", "two", "chaar", "آٹھ", "dedh" = 1.5). The words and scales
+come from the per-locale lexicons (assistant/engine/lexicon/*.json), not from code.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Num", "find_numbers", "to_ascii_digits"]
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from assistant.engine.lexicon import lexicon
+
+_DIGITS = str.maketrans("۰۱۲۳۴۵۶۷۸۹٠١٢٣٤٥٦٧٨٩", "01234567890123456789")
+
+
+def to_ascii_digits(text: str) -> str:
+    """Urdu/Arabic-Indic digits to ASCII; Arabic decimal and thousands separators to '.' and ','."""
+    return text.translate(_DIGITS).replace("٫", ".").replace("٬", ",")
+
+
+@dataclass(frozen=True)
+class Num:
+    value: float
+    start: int
+    end: int
+    text: str
+    scale: str = ""      # the suffix or scale word that multiplied it ("k", "b", "lakh" ...), "" for none
+    is_word: bool = False  # written as words ("two", "pachas hazar")
+
+
+@lru_cache(maxsize=1)
+def _tables() -> tuple[dict[str, float], dict[str, float], re.Pattern, re.Pattern]:
+    words: dict[str, float] = {}
+    scales: dict[str, float] = {}
+    for lx in lexicon().values():
+        words.update({k: float(v) for k, v in lx.get("number_words", {}).items()})
+        scales.update({k: float(v) for k, v in lx.get("scale_words", {}).items()})
+    scale_alt = "|".join(sorted((re.escape(s) for s in scales), key=len, reverse=True))
+    word_alt = "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
+    digit = (r"(?<![\w.])(?P<num>\d{1,3}(?:,\d{2,3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[+-]?\d+)?|\.\d+)"
+             rf"(?:\s?(?P<scale>{scale_alt})(?![a-z\u0600-\u06ff]))?")
+    wordnum = (rf"(?<![\w\u0600-\u06ff])(?P<w>(?:(?:{word_alt}|{scale_alt})(?:[\s-]+(?:and\s+)?)?)*(?:{word_alt}|{scale_alt}))"
+               r"(?![\w\u0600-\u06ff])")
+    return words, scales, re.compile(digit), re.compile(wordnum)
+
+
+def _word_value(phrase: str, words: dict[str, float], scales: dict[str, float]) -> float | None:
+    """'two hundred fifty thousand' -> 250000; 'pachas hazar' -> 50000; 'dedh lakh' -> 150000."""
+    toks = [t for t in re.split(r"[\s-]+", phrase) if t and t != "and"]
+    total, current, seen_number = 0.0, 0.0, False
+    for t in toks:
+        if t in words:
+            current += words[t]
+            seen_number = True
+        elif t in scales:
+            m = scales[t]
+            if m == 100:
+                current = (current or 1) * 100
+            else:
+                total += (current or 1) * m
+                current = 0.0
+            seen_number = True
+        else:
+            return None
+    return total + current if seen_number else None
+
+
+def find_numbers(text: str) -> list[Num]:
+    """Every number of `text` (lowercase, ASCII digits), left to right, spans not overlapping."""
+    words, scales, digit_re, word_re = _tables()
+    out: list[Num] = []
+    taken: list[tuple[int, int]] = []
+    for m in digit_re.finditer(text):
+        raw = m.group("num").replace(",", "")
+        try:
+            v = float(raw)
+        except ValueError:
+            continue
+        sc = (m.group("scale") or "").strip()
+        if sc:
+            v *= scales[sc]
+        if not (v == v) or abs(v) > 1e300:
+            v = 1e300
+        out.append(Num(v, m.start(), m.end(), m.group(0), sc))
+        taken.append((m.start(), m.end()))
+    for m in word_re.finditer(text):
+        if any(a < m.end() and m.start() < b for a, b in taken):
+            continue
+        phrase = m.group("w")
+        toks = re.split(r"[\s-]+", phrase)
+        if all(t in scales for t in toks):
+            continue  # a bare "thousand"/"k" is not a number
+        v = _word_value(phrase, words, scales)
+        if v is None:
+            continue
+        out.append(Num(v, m.start(), m.end(), phrase, next((t for t in toks if t in scales), ""), True))
+    # a scale word after a digit number with a space ("50 hazar", "2 لاکھ") was matched above
+    return sorted(out, key=lambda n: n.start)

@@ -1,0 +1,155 @@
+"""The typed Query: the single representation of what the user asked, for every intent.
+
+Every later step (plan, tools, compose) reads the Query, never the raw text again. A follow-up is
+understood into its own Query and merged into the thread's: only the fields it mentions change.
+"""
+
+from __future__ import annotations
+
+__all__ = ["INTENTS", "SOLVE_FOR", "Query", "merge"]
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+INTENTS = ("fit", "speed", "train_time", "prices", "cost", "recommend", "compare", "guide", "help", "out_of_scope")
+SOLVE_FOR = ("max_context", "max_batch", "min_gpu_count", "min_gpu_memory", "cheapest_gpu", "fastest_gpu")
+
+Intent = Literal["fit", "speed", "train_time", "prices", "cost", "recommend", "compare", "guide", "help", "out_of_scope"]
+SolveFor = Literal["max_context", "max_batch", "min_gpu_count", "min_gpu_memory", "cheapest_gpu", "fastest_gpu"]
+
+# Facts a user states. Everything else in Query is bookkeeping (language, coverage, carried-over fields).
+FACT_FIELDS = (
+    "solve_for", "model", "model_unknown", "params_b", "method", "precision", "kv_precision", "optimizer",
+    "training_precision", "gpus", "gpu_unknown", "gpu_count", "gpu_memory_gb", "context_tokens", "prompt_tokens",
+    "output_tokens", "batch", "concurrent_users", "examples", "tokens_per_example", "dataset_tokens", "epochs",
+    "budget_usd_per_hour", "budget_usd_total", "deadline_hours", "min_tokens_per_s", "providers", "regions", "spot",
+    "both_pricing", "engine", "lora_rank", "lora_targets", "grad_checkpointing", "storage_gb", "egress_gb",
+    "duration_hours", "images", "resolution", "steps", "billing",
+)
+
+
+class Query(BaseModel):
+    """What was asked. Units are in the field names; None = not stated (a tool default applies and is said)."""
+
+    intents: list[Intent] = Field(default_factory=list, description="capabilities the question needs, first = main")
+    solve_for: SolveFor | None = Field(None, description="the unknown the user asks to be solved for")
+    model: str | None = Field(None, description="catalog model or image-pipeline id")
+    model_text: str | None = Field(None, description="the model name as the user wrote it")
+    model_unknown: str | None = Field(None, description="a model-like name not in the catalog, as written")
+    params_b: float | None = Field(None, description="model size in billions of parameters when only a size is given")
+    method: Literal["inference", "full", "lora", "qlora", "finetune"] | None = Field(
+        None, description="finetune = a fine-tune of unstated kind")
+    precision: str | None = Field(None, description="weight precision (bf16, fp8, int8, int4, nf4, q4_k_m ...)")
+    kv_precision: str | None = None
+    optimizer: str | None = None
+    training_precision: Literal["mixed", "bf16"] | None = None
+    gpus: list[str] = Field(default_factory=list, description="catalog GPU names, in the order written")
+    gpu_unknown: list[str] = Field(default_factory=list, description="GPU-like names not in the catalog")
+    gpu_count: int | None = Field(None, description="GPUs per instance/job")
+    gpu_memory_gb: float | None = Field(None, description="a memory size given instead of a GPU model ('a 24 GB card')")
+    context_tokens: int | None = None
+    prompt_tokens: int | None = None
+    output_tokens: int | None = None
+    batch: int | None = Field(None, description="micro-batch (training) or concurrent sequences when called batch")
+    concurrent_users: int | None = None
+    examples: int | None = None
+    tokens_per_example: int | None = None
+    dataset_tokens: float | None = None
+    epochs: float | None = None
+    budget_usd_per_hour: float | None = None
+    budget_usd_total: float | None = None
+    deadline_hours: float | None = None
+    min_tokens_per_s: float | None = Field(None, description="per-user decode speed target")
+    providers: list[str] = Field(default_factory=list)
+    regions: list[str] = Field(default_factory=list)
+    spot: bool | None = Field(None, description="True spot/interruptible, False on-demand, None both/unstated")
+    both_pricing: bool = Field(False, description="the user asked for on-demand and spot side by side")
+    engine: str | None = None
+    lora_rank: int | None = None
+    lora_targets: str | None = None
+    grad_checkpointing: bool | None = None
+    storage_gb: float | None = None
+    egress_gb: float | None = None
+    duration_hours: float | None = Field(None, description="how long a run or endpoint runs")
+    images: int | None = None
+    resolution: int | None = Field(None, description="pixels of one side")
+    steps: int | None = None
+    billing: bool = Field(False, description="asks about billing granularity")
+    lang: Literal["en", "ur", "roman-ur"] = Field("en", description="language the question is written in")
+    answer_lang: Literal["en", "ur"] = "en"
+    followup: bool = Field(False, description="this turn was merged into an earlier Query")
+    carried: list[str] = Field(default_factory=list, description="facts carried over from earlier turns")
+    not_used: list[str] = Field(default_factory=list, description="numbers or names of the question not used")
+    out_of_range: list[str] = Field(default_factory=list, description="values named as out of range")
+    injection: bool = Field(False, description="the text tries to instruct the assistant")
+    intent_cued: bool = Field(False, description="the words themselves ask for an intent (not only settings)")
+    text: str = ""
+
+    @property
+    def intent(self) -> str:
+        return self.intents[0] if self.intents else "out_of_scope"
+
+    def facts(self) -> dict:
+        """The stated facts only (no bookkeeping, no blanks)."""
+        out = {}
+        for k in FACT_FIELDS:
+            v = getattr(self, k)
+            if v is None or v is False and k in ("both_pricing", "billing") or v == []:
+                continue
+            out[k] = v
+        return out
+
+    @property
+    def has_model(self) -> bool:
+        return bool(self.model or self.params_b or self.model_unknown)
+
+    @property
+    def has_gpu(self) -> bool:
+        return bool(self.gpus or self.gpu_memory_gb or self.gpu_unknown)
+
+
+# A new model or workload starts a new question; these fields then do not carry over.
+_RESET_ON_NEW_MODEL = ("method", "precision", "context_tokens", "prompt_tokens", "output_tokens", "batch",
+                       "concurrent_users", "examples", "tokens_per_example", "dataset_tokens", "epochs", "lora_rank",
+                       "lora_targets", "images", "resolution", "steps", "solve_for")
+
+
+def merge(prev: Query, new: Query, *, new_topic: bool) -> Query:
+    """Fold a follow-up into the thread's Query: only what the follow-up mentions changes.
+
+    `new_topic` (a different model, or a self-contained new question) keeps only the context that
+    plausibly still applies (GPUs, providers, regions, spot) when the new turn does not restate it.
+    """
+    if new_topic:
+        return new
+    data = prev.model_dump()
+    stated = new.facts()
+    carried = [k for k in prev.facts() if k not in stated]
+    if new.model or new.params_b or new.model_unknown:
+        for k in ("model", "model_text", "model_unknown", "params_b"):
+            data[k] = getattr(new, k)
+        for k in _RESET_ON_NEW_MODEL:
+            if k not in stated:
+                data[k] = Query.model_fields[k].get_default(call_default_factory=True)
+        carried = [k for k in carried if k not in _RESET_ON_NEW_MODEL and k not in ("model", "params_b", "model_unknown")]
+    if new.gpus or new.gpu_memory_gb or new.gpu_unknown:
+        for k in ("gpus", "gpu_memory_gb", "gpu_unknown"):
+            data[k] = getattr(new, k)
+        carried = [k for k in carried if k not in ("gpus", "gpu_memory_gb", "gpu_unknown")]
+    for k, v in stated.items():
+        data[k] = v
+    if new.spot is not None:
+        data["both_pricing"] = new.both_pricing
+    intents = list(new.intents) if _asks_something(new) else list(prev.intents)
+    data.update(intents=intents, lang=new.lang, answer_lang=new.answer_lang, followup=True, text=new.text,
+                carried=sorted(set(carried)), not_used=new.not_used, out_of_range=new.out_of_range,
+                injection=new.injection)
+    if "solve_for" not in stated and _asks_something(new):
+        data["solve_for"] = None
+    return Query.model_validate(data)
+
+
+def _asks_something(q: Query) -> bool:
+    """A follow-up that names its own question ("and the cost?") rather than only changing a setting."""
+    return q.intent_cued and bool(q.intents) and q.intents[0] not in ("out_of_scope", "help")

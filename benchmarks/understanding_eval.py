@@ -1,0 +1,195 @@
+"""Score the understanding on an evaluation batch (tests/data/eval/batch*.jsonl).
+
+Each row was written by someone who had not read the understanding code: the user's turns and the
+expected interpretation of the last turn (intents, solve_for, answer language, ask-back, facts).
+A question is *fully right* when the right tools run, every stated fact reaches the Query with the
+right value, the answer language is right, an unknown name is asked back, and no GPU or model was
+invented. Argument accuracy = stated facts right / stated facts.
+
+    python -m benchmarks.understanding_eval tests/data/eval/batch1.jsonl [--engine old|new] [--show-failures]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+from knowledge.catalog import resolve_diffusion, resolve_gpu, resolve_model
+from tools.errors import AdvisorError
+
+NUMERIC = {"params_b", "gpu_count", "gpu_memory_gb", "context_tokens", "prompt_tokens", "output_tokens", "batch",
+           "concurrent_users", "examples", "tokens_per_example", "dataset_tokens", "epochs", "budget_usd_per_hour",
+           "budget_usd_total", "deadline_hours", "min_tokens_per_s", "lora_rank", "storage_gb", "egress_gb",
+           "duration_hours", "images", "resolution", "steps"}
+COMPUTE_INTENTS = {"fit", "speed", "train_time", "prices", "cost", "recommend"}
+
+
+def _model_id(name: str) -> str:
+    try:
+        return resolve_model(name).id
+    except AdvisorError:
+        pass
+    try:
+        pipe = resolve_diffusion(name)
+        if pipe:
+            return pipe[0].model_id
+    except AdvisorError:
+        pass
+    return str(name).strip().lower()
+
+
+def _gpu_name(name: str) -> str:
+    try:
+        m = resolve_gpu(name)
+        return (m.gpu.family or m.gpu.name) if m.variants else m.gpu.name
+    except AdvisorError:
+        return str(name).strip().lower()
+
+
+def _gpu_family(name: str) -> str:
+    try:
+        g = resolve_gpu(name).gpu
+        return g.family or g.name
+    except AdvisorError:
+        return str(name).strip().lower()
+
+
+def fact_ok(key: str, want: Any, got: Any) -> bool:
+    if key in NUMERIC:
+        if got is None or want is None:
+            return got == want
+        try:
+            w, g = float(want), float(got)
+        except (TypeError, ValueError):
+            return False
+        return math.isclose(w, g, rel_tol=0.03, abs_tol=0.02)
+    if key == "model":
+        return got is not None and _model_id(want) == _model_id(got)
+    if key == "model_unknown":
+        return bool(got)
+    if key == "gpus":
+        w = sorted(_gpu_family(x) for x in want)
+        g = sorted(_gpu_family(x) for x in (got or []))
+        return w == g
+    if key == "gpu_unknown":
+        return bool(got) and len(got) >= len(want)
+    if key in ("providers", "regions"):
+        return sorted(str(x).lower() for x in want) == sorted(str(x).lower() for x in (got or []))
+    if key == "precision":
+        alias = {"awq": "int4", "gptq": "int4", "4bit": "int4", "8bit": "int8", "float16": "fp16"}
+        return got is not None and alias.get(str(want).lower(), str(want).lower()) == alias.get(str(got).lower(), str(got).lower())
+    if key == "engine":
+        alias = {"ollama": "llama.cpp"}
+        return got is not None and alias.get(want, want) == alias.get(got, got)
+    return want == got
+
+
+def score_row(row: dict, got: dict) -> dict:
+    exp = row["expect"]
+    want_int = set(exp.get("intents") or [])
+    got_int = set(got.get("intents") or [])
+    need = want_int - {"compare"}
+    tools_ok = need <= got_int or (need <= {"guide"} and got_int & {"guide", "help"} and not got_int & COMPUTE_INTENTS)
+    if need & {"help", "out_of_scope"}:
+        tools_ok = bool(got_int & (need | {"help", "out_of_scope"})) and not got_int & COMPUTE_INTENTS
+    if "compare" in want_int and not ("compare" in got_int or len(got.get("gpus") or []) + (1 if got.get("model") else 0) >= 2):
+        tools_ok = False
+    facts = exp.get("facts") or {}
+    wrong = {k: (v, got.get(k)) for k, v in facts.items() if not fact_ok(k, v, got.get(k))}
+    spurious = []
+    if "gpus" not in facts and got.get("gpus") and not want_int & {"prices"}:
+        spurious.append(("gpus", got["gpus"]))
+    if "model" not in facts and "params_b" not in facts and "model_unknown" not in facts and got.get("model"):
+        spurious.append(("model", got["model"]))
+    solve_ok = exp.get("solve_for") == got.get("solve_for")
+    lang_ok = exp.get("answer_lang", "en") == got.get("answer_lang", "en")
+    ask_ok = bool(exp.get("ask_back")) == bool(got.get("ask_back"))
+    full = tools_ok and not wrong and not spurious and solve_ok and lang_ok and ask_ok
+    return {"id": row["id"], "lang": row["lang"], "multi": len(row["turns"]) > 1, "full": full, "tools_ok": tools_ok,
+            "facts_total": len(facts), "facts_right": len(facts) - len(wrong), "wrong": wrong, "spurious": spurious,
+            "solve_ok": solve_ok, "lang_ok": lang_ok, "ask_ok": ask_ok, "got_intents": sorted(got_int),
+            "got_solve": got.get("solve_for")}
+
+
+def understand_new(turns: list[str]) -> dict:
+    from assistant.engine.understand import understand_dialogue
+    q = understand_dialogue(turns)
+    d = q.facts() | {"intents": list(q.intents), "answer_lang": q.answer_lang, "solve_for": q.solve_for}
+    d["ask_back"] = bool(q.model_unknown or q.gpu_unknown) and not q.params_b
+    return d
+
+
+def understand_old(turns: list[str]) -> dict:
+    """The engine before the typed Query (assistant/nlu.py), mapped onto the same keys."""
+    from assistant.nlu import parse_dialogue
+    p = parse_dialogue(turns)
+    s = p.slots
+    d: dict[str, Any] = {"intents": [p.intent], "answer_lang": "ur" if p.lang == "ur" else "en",
+                         "model": s.model, "model_unknown": s.model_unknown, "params_b": s.params_b,
+                         "method": None if s.method == "finetune" else s.method, "precision": s.precision,
+                         "optimizer": s.optimizer, "gpus": s.gpus, "gpu_unknown": s.gpu_unknown,
+                         "gpu_count": s.gpu_count, "gpu_memory_gb": s.gpu_memory_gb,
+                         "context_tokens": s.context or s.seq_len, "batch": s.batch, "concurrent_users": s.batch,
+                         "examples": s.examples, "tokens_per_example": s.tokens_per_example,
+                         "dataset_tokens": s.dataset_tokens, "epochs": s.epochs, "budget_usd_total": s.budget_usd,
+                         "duration_hours": s.duration_h, "spot": s.spot, "engine": s.engine,
+                         "providers": [s.provider] if s.provider else [], "regions": [s.region] if s.region else [],
+                         "prompt_tokens": s.prompt_tokens, "min_tokens_per_s": s.min_tokens_per_s,
+                         "solve_for": "min_gpu_memory" if s.smallest else None}
+    if p.intent == "compare":
+        d["intents"] = ["compare", "speed"]
+    d["ask_back"] = bool(s.model_unknown or s.gpu_unknown) and not s.params_b
+    return d
+
+
+def evaluate(path: Path, understand: Callable[[list[str]], dict]) -> tuple[dict, list[dict]]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    results = []
+    for r in rows:
+        try:
+            got = understand(r["turns"])
+        except Exception as exc:  # a crash is a wrong answer, reported as such
+            got = {"intents": [], "error": repr(exc)}
+        results.append(score_row(r, got))
+    n = len(results)
+    by_lang: dict[str, list[bool]] = {}
+    for x in results:
+        by_lang.setdefault("multi-turn" if x["multi"] else x["lang"], []).append(x["full"])
+    summary = {"n": n, "fully_right": sum(x["full"] for x in results),
+               "tools_right": sum(x["tools_ok"] for x in results),
+               "facts_right": sum(x["facts_right"] for x in results), "facts_total": sum(x["facts_total"] for x in results),
+               "solve_right": sum(x["solve_ok"] for x in results), "lang_right": sum(x["lang_ok"] for x in results),
+               "ask_right": sum(x["ask_ok"] for x in results),
+               "by_lang": {k: f"{sum(v)}/{len(v)}" for k, v in sorted(by_lang.items())}}
+    return summary, results
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("batches", nargs="+", type=Path)
+    ap.add_argument("--engine", choices=("old", "new"), default="new")
+    ap.add_argument("--show-failures", action="store_true")
+    a = ap.parse_args(argv)
+    fn = understand_new if a.engine == "new" else understand_old
+    for path in a.batches:
+        summary, results = evaluate(path, fn)
+        pct = 100 * summary["facts_right"] / max(1, summary["facts_total"])
+        print(f"{path.name} [{a.engine}]: fully right {summary['fully_right']}/{summary['n']}; "
+              f"tools {summary['tools_right']}; facts {summary['facts_right']}/{summary['facts_total']} ({pct:.1f} %); "
+              f"solve_for {summary['solve_right']}; language {summary['lang_right']}; ask-back {summary['ask_right']}; "
+              f"by language {summary['by_lang']}")
+        if a.show_failures:
+            for x in results:
+                if not x["full"]:
+                    print(f"  {x['id']}: tools_ok={x['tools_ok']} got={x['got_intents']} solve={x['got_solve']}"
+                          f"{'' if x['solve_ok'] else ' (solve wrong)'}{'' if x['lang_ok'] else ' (lang wrong)'}"
+                          f"{'' if x['ask_ok'] else ' (ask-back wrong)'} wrong={x['wrong']} spurious={x['spurious']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
