@@ -15,8 +15,8 @@ from knowledge.catalog import (gpu_ids_for, load_diffusion_models, load_gpus, lo
                                load_training_efficiency,
                                model_from_config_file, resolve_diffusion, resolve_engine, resolve_gpu, resolve_model)
 from tools.architecture import arch_from_params, count_params
-from tools.cost import (HOURS_PER_MONTH, BillingPolicy, SpotAssumptions, billed_hours, billing_comparison,
-                        serving_cost, spot_expectation, usage_cost)
+from tools.cost import (BillingPolicy, CostInputs, ProviderRates, ServingRequest, SpotAssumptions, cost_report,
+                        serving_economics)
 from tools.diffusion import estimate_diffusion_vram
 from tools.errors import InvalidCombination, InvalidInput, UnknownModel
 from tools.schemas import MAX_PARAMS_B, ModelArch, PriceQuery, PriceResult, VramEstimate, VramRequest, validated
@@ -258,15 +258,14 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
          **spot: Any) -> dict[str, Any]:
     """What a job (or an always-on endpoint) costs on the cheapest matching offer.
 
-    Hours come from `hours` or from the training-time estimator (model + method + data). Billing
-    rounds to the provider's increment; spot adds expected interruption losses; storage and egress
-    use the provider's rates when known. Serving: $ per million tokens and per month.
+    Resolves the offers, the provider's rates and the runtime (given, or from the training-time
+    estimator), then calls tools.cost.cost_report (billing policy, spot, storage, egress, totals)
+    and, for serving, tools.cost.serving_economics ($ per million tokens at batch 1 and at the load).
 
     Raises:
         AdvisorError subclasses with user-facing messages.
     """
     n = gpus or 1
-    assumptions: list[str] = []
     hrs = _finite_nonneg("hours", hours, 1e6)
     storage_gb = _finite_nonneg("storage_gb", storage_gb, 1e9)
     egress_gb = _finite_nonneg("egress_gb", egress_gb, 1e9)
@@ -279,7 +278,6 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
     if price_usd_per_hour is not None:
         price = _finite_nonneg("price_usd_per_hour", price_usd_per_hour, 1e6)
         prov = (provider or "").lower() or None
-        assumptions.append(f"Price given: ${price:,.2f}/hour for {n} GPU(s).")
     elif offer is not None:
         price, prov = offer.price_usd_per_hour, offer.provider
     elif spot_offer is None:
@@ -287,93 +285,57 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
                                  + (f" at {provider}" if provider else "") + "; give --price-usd-per-hour")
     else:
         price, prov = None, spot_offer.provider
-    facts = load_providers().get(prov or "", {})
-    policy = BillingPolicy(provider=prov or "unknown", increment_s=facts.get("billing_increment_s"),
-                           minimum_s=facts.get("minimum_charge_s") or 0, source=facts.get("source", ""))
-    out: dict[str, Any] = {"as_of": res_od.as_of or res_spot.as_of, "stale": res_od.stale,
-                           "data_note": res_od.data_note, "gpu": gpu, "gpus": n,
-                           "offer": offer.to_contract() if offer else None,
-                           "spot_offer": spot_offer.to_contract() if spot_offer else None}
-    if res_od.gpu_note:
-        assumptions.append(res_od.gpu_note)
-
+    inputs: dict[str, Any] = dict(
+        gpu=gpu, gpus=n, price_usd_per_hour=price, price_given=price_usd_per_hour is not None,
+        provider_filter=provider, rates=ProviderRates.of(prov, load_providers().get(prov or "", {})),
+        offer=offer, spot_offer=spot_offer, storage_gb=storage_gb, months=months_v, egress_gb=egress_gb, spot=sa,
+        gpu_note=res_od.gpu_note)
+    has_model = not (model is None and config is None and params_b is None)
     if serve:
-        if model is None and config is None and params_b is None:
+        if not has_model:
             raise InvalidCombination("serving cost needs the model (--model, --config or --params-b)")
-        sp = speed(model=model, config=config, params_b=params_b, gpu=gpu, gpus=n, engine=engine, precision=precision,
-                   batch=batch, prompt_tokens=prompt_tokens, output_tokens=output_tokens)
-        out["serving"] = {"aggregate_tokens_per_s": sp.aggregate_tokens_per_s, "batch": sp.inputs["batch"],
-                          "engine": sp.engine, "bound": sp.bound, "memory": sp.memory}
-        if price is not None:
-            out["serving"] |= serving_cost(price, sp.aggregate_tokens_per_s)
-        if spot_offer and spot_offer.spot_price_usd_per_hour:
-            out["serving"]["spot_usd_per_million_tokens"] = serving_cost(
-                spot_offer.spot_price_usd_per_hour, sp.aggregate_tokens_per_s)["usd_per_million_tokens"]
-        assumptions.append("Serving: the endpoint is billed every hour it is up "
-                           f"({HOURS_PER_MONTH:g} h a month); $/million tokens assumes it is busy at batch "
-                           f"{sp.inputs['batch']} the whole time.")
-        assumptions.append("Spot is not advisable for a user-facing endpoint that must stay up: an interruption "
-                           "takes it down (notice " + (f"{facts['spot_notice_s']} s" if facts.get("spot_notice_s")
-                                                       else "period unknown") + ").")
-        assumptions += sp.assumptions
+        inputs |= _serving_inputs(model, config, params_b, gpu, n, engine, precision, batch, prompt_tokens,
+                                  output_tokens, offer, price, spot_offer)
+    elif hrs is None:
+        if not has_model:
+            raise InvalidCombination("give --hours H, or a model with --method and the data size to estimate them")
+        tt = train_time(model=model, config=config, params_b=params_b, gpu=gpu, gpus=n, method=method,
+                        dataset_tokens=dataset_tokens, examples=examples, tokens_per_example=tokens_per_example,
+                        epochs=epochs)
+        inputs |= {"runtime_hours": tt.hours, "estimator_assumptions": tt.assumptions}
+        training = {"tokens_per_s": tt.tokens_per_s, "hours": tt.hours, "gpu_hours": tt.gpu_hours,
+                    "method": tt.inputs["method"], "total_tokens": tt.total_tokens}
     else:
-        if hrs is None:
-            if model is None and config is None and params_b is None:
-                raise InvalidCombination("give --hours H, or a model with --method and the data size to estimate them")
-            tt = train_time(model=model, config=config, params_b=params_b, gpu=gpu, gpus=n, method=method,
-                            dataset_tokens=dataset_tokens, examples=examples, tokens_per_example=tokens_per_example,
-                            epochs=epochs)
-            hrs = tt.hours
-            out["training"] = {"tokens_per_s": tt.tokens_per_s, "hours": tt.hours, "gpu_hours": tt.gpu_hours,
-                               "method": tt.inputs["method"], "total_tokens": tt.total_tokens}
-            assumptions += tt.assumptions
-        out["runtime_hours"] = hrs
-        if price is not None:
-            bh = billed_hours(hrs, policy)
-            out["billing"] = {"provider": policy.provider, "increment_s": policy.increment_s,
-                              "minimum_s": policy.minimum_s} | billing_comparison(hrs, price)
-            if bh is None:  # unknown granularity: count started hours, the worst case
-                bh = billed_hours(hrs, policy.model_copy(update={"increment_s": 3600}))
-                assumptions.append(f"Billing granularity of {policy.provider} is unknown: started hours are counted "
-                                   "(the worst case); per-second and per-minute totals are shown too.")
-            else:
-                unit = {1: "second", 60: "minute", 3600: "hour"}.get(policy.increment_s, f"{policy.increment_s} s")
-                assumptions.append(f"{policy.provider} bills per {unit}"
-                                   + (f" with a {policy.minimum_s} s minimum" if policy.minimum_s else "")
-                                   + f": {hrs:.3f} h of running is billed as {bh:.3f} h.")
-            out["billed_hours"] = bh
-            out["on_demand_cost_usd"] = bh * price
-        if spot_offer and spot_offer.spot_price_usd_per_hour:
-            exp = spot_expectation(hrs, spot_offer.spot_price_usd_per_hour, sa)
-            out["spot"] = exp | {"provider": spot_offer.provider, "spot_price_usd_per_hour": spot_offer.spot_price_usd_per_hour,
-                                 "assumptions": sa.model_dump()}
-            assumptions.append(
-                f"Spot: {sa.interruptions_per_hour:g} interruptions per running hour (an assumption; override it), "
-                f"a checkpoint every {sa.checkpoint_every_h * 60:g} min taking {sa.checkpoint_write_h * 60:g} min, "
-                f"{sa.restart_h * 60:g} min to restart; each interruption loses half a checkpoint interval.")
-        else:
-            out["spot"] = None
-            assumptions.append("No spot price for this GPU in the catalog" + (f" at {provider}" if provider else "") + ".")
-    if storage_gb is not None:
-        rate = facts.get("storage_usd_per_gb_month")
-        out["storage_usd"] = usage_cost(storage_gb * months_v, rate)
-        assumptions.append(f"Storage: {storage_gb:g} GB for {months_v:g} month(s) at "
-                           + (f"${rate:g}/GB-month ({facts.get('storage_type') or 'default volume'})." if rate is not None
-                              else f"an unknown rate for {policy.provider} (not found in the sources read)."))
-    if egress_gb is not None:
-        rate = facts.get("egress_usd_per_gb")
-        out["egress_usd"] = usage_cost(egress_gb, rate)
-        assumptions.append(f"Egress: {egress_gb:g} GB at " + (f"${rate:g}/GB." if rate is not None else
-                                                               f"an unknown rate for {policy.provider}."))
-    parts = [out.get("on_demand_cost_usd"), out.get("storage_usd"), out.get("egress_usd")]
-    if not serve:
-        known = [p for k, p in zip(("on_demand_cost_usd", "storage_usd", "egress_usd"), parts) if k in out]
-        out["total_usd"] = None if any(p is None for p in known) or not known else sum(known)
-        if out["total_usd"] is None and known:
-            assumptions.append("Total not given: a part of it is unknown (never counted as zero).")
-    out["assumptions"] = assumptions
-    out["estimate"] = True
-    return out
+        inputs["runtime_hours"] = hrs
+    rep = cost_report(CostInputs(**inputs))
+    head = {"as_of": res_od.as_of or res_spot.as_of, "stale": res_od.stale, "data_note": res_od.data_note}
+    if not serve and hrs is None:
+        head_keys = ("gpu", "gpus", "offer", "spot_offer")
+        rep = {k: rep[k] for k in head_keys} | {"training": training} | {k: v for k, v in rep.items() if k not in head_keys}
+    return head | rep
+
+
+def _serving_inputs(model: str | None, config: str | None, params_b: float | None, gpu: str, n: int,
+                    engine: str | None, precision: str | None, batch: int | None, prompt_tokens: int | None,
+                    output_tokens: int | None, offer: Any, price: float | None, spot_offer: Any) -> dict[str, Any]:
+    """Serving economics for cost(): $/M tokens at batch 1 and at `batch` (or the best batch in memory)."""
+    arch = resolve_model_arch(model, config, params_b)
+    spec = resolve_gpu(gpu).gpu
+    eng = resolve_engine(engine)
+    shape = {k: v for k, v in (("precision", precision), ("prompt_tokens", prompt_tokens),
+                               ("output_tokens", output_tokens)) if v is not None}
+    mem = (offer.gpu_memory_gb if offer is not None else None) or spec.memory_gb
+    sreq = validated(ServingRequest, gpus=n, concurrent_users=batch, gpu_memory_gb=mem, **shape)
+    sp = speed(model=model, config=config, params_b=params_b, gpu=gpu, gpus=n, engine=engine, precision=precision,
+               batch=batch, prompt_tokens=prompt_tokens, output_tokens=output_tokens)  # validates; memory check
+    econ = serving_economics(arch, spec, eng, sreq, price,
+                             spot_offer.spot_price_usd_per_hour if spot_offer is not None else None)
+    if econ.at_load.batch != sp.inputs["batch"]:
+        sp = speed(model=model, config=config, params_b=params_b, gpu=gpu, gpus=n, engine=engine,
+                   precision=precision, batch=econ.at_load.batch, prompt_tokens=prompt_tokens,
+                   output_tokens=output_tokens)
+    return {"serving": econ, "estimator_assumptions": sp.assumptions,
+            "serving_info": {"engine": sp.engine, "bound": sp.bound, "memory": sp.memory}}
 
 
 def guide(question: str, lang: str | None = None, k: int = 3) -> list[Any]:

@@ -1,19 +1,43 @@
 """What a job really costs: billing granularity, spot with interruptions, storage, egress, serving.
 
-All functions are pure; prices come from the offer catalog, rates from knowledge/providers.csv.
-An unknown rate stays unknown (None) and the result says so, never zero.
+All functions are pure; prices come from the offer catalog, rates from knowledge/providers.csv
+(the caller passes them in as `ProviderRates`). An unknown rate stays unknown (None, with the
+reason code `rate_unknown`), never zero.
+
+Serving economics (`serving_economics`) is the one place that turns a configuration into $ per
+million tokens: chat, recommend, cost and the charts all call it, so they agree.
 """
 
 from __future__ import annotations
 
-__all__ = ["BillingPolicy", "SpotAssumptions", "billed_hours", "billing_comparison", "spot_expectation",
-           "serving_cost", "usage_cost", "HOURS_PER_MONTH"]
+__all__ = ["BillingPolicy", "SpotAssumptions", "Finding", "ProviderRates", "ServingRequest", "ServingPoint",
+           "ServingEconomics", "UsageCosts", "CostInputs", "billed_hours", "billing_comparison", "spot_expectation",
+           "serving_cost", "usage_cost", "usage_costs", "serving_economics", "job_billing", "cost_report",
+           "note_text", "HOURS_PER_MONTH", "ENGINE_MAX_NUM_SEQS", "SERVING_HEADROOM_FRACTION"]
 
 import math
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tools.errors import InvalidCombination
+from tools.schemas import GpuOffer, GpuSpec, ModelArch, VramRequest
+from tools.throughput import EngineProfile, SpeedRequest, estimate_speed, max_batch_for_memory
+from tools.vram import estimate_vram
+
 HOURS_PER_MONTH = 730.0  # 8,760 hours a year / 12, the convention cloud price pages use
+# vLLM's default cap on sequences decoded together (EngineArgs max_num_seqs), whatever KV cache fits.
+ENGINE_MAX_NUM_SEQS = 256
+# Keep 5 % of GPU memory free (fragmentation, spikes), as the recommender's fit rule does.
+SERVING_HEADROOM_FRACTION = 0.05
+_BATCHING_ENGINES = ("vllm", "sglang", "tensorrt-llm")  # chunk prefill at 8,192 tokens (vLLM default)
+
+
+class Finding(BaseModel):
+    """A typed fact for the renderer: a reason code and its parameters (no English)."""
+
+    code: str
+    params: dict[str, Any] = {}
 
 
 class BillingPolicy(BaseModel):
@@ -23,6 +47,30 @@ class BillingPolicy(BaseModel):
     increment_s: int | None = Field(None, ge=1)
     minimum_s: int = Field(0, ge=0)
     source: str = ""
+
+
+class ProviderRates(BaseModel):
+    """One provider's facts (knowledge/providers.csv); None = not found in the sources read."""
+
+    provider: str = "unknown"
+    billing_increment_s: int | None = Field(None, ge=1)
+    minimum_charge_s: int = Field(0, ge=0)
+    storage_usd_per_gb_month: float | None = Field(None, ge=0)
+    storage_type: str = ""
+    egress_usd_per_gb: float | None = Field(None, ge=0)
+    spot_notice_s: int | None = Field(None, ge=0)
+    source: str = ""
+
+    @classmethod
+    def of(cls, provider: str | None, facts: dict[str, Any]) -> "ProviderRates":
+        """From a load_providers() row (blank fields stay None)."""
+        keep = {k: v for k, v in facts.items() if k in cls.model_fields and v not in (None, "")}
+        keep["minimum_charge_s"] = keep.get("minimum_charge_s") or 0
+        return cls(**(keep | {"provider": provider or "unknown"}))
+
+    def policy(self) -> BillingPolicy:
+        return BillingPolicy(provider=self.provider, increment_s=self.billing_increment_s,
+                             minimum_s=self.minimum_charge_s, source=self.source)
 
 
 class SpotAssumptions(BaseModel):
@@ -96,3 +144,356 @@ def serving_cost(price_usd_per_hour: float, aggregate_tokens_per_s: float, utili
 def usage_cost(quantity: float, rate: float | None) -> float | None:
     """quantity x rate, or None when the rate is unknown (never a silent zero)."""
     return None if rate is None else quantity * rate
+
+# ---- serving economics --------------------------------------------------------------------------
+
+
+class ServingRequest(BaseModel):
+    """An endpoint to price: precision, request shape, GPUs, and the load if known."""
+
+    precision: str = Field("bf16", description="weight precision, e.g. bf16, fp8, int8, int4, q4_k_m")
+    kv_precision: Literal["fp16", "bf16", "fp8", "int8"] = Field("bf16", description="fp16 | bf16 | fp8 | int8")
+    prompt_tokens: int = Field(512, ge=0, le=100_000_000, description="prompt tokens per request")
+    output_tokens: int = Field(256, ge=1, le=100_000_000, description="generated tokens per request")
+    gpus: int = Field(1, ge=1, le=64, description="GPUs the model is split over (tensor parallel), 1 to 64")
+    concurrent_users: int | None = Field(None, ge=1, le=100_000,
+                                         description="sequences decoded at once; None = not given (use the "
+                                                     "throughput-optimal batch within memory)")
+    gpu_memory_gb: float | None = Field(None, gt=0, le=10_000, allow_inf_nan=False,
+                                        description="per-GPU memory in GB; default the GPU's own")
+    headroom_fraction: float = Field(SERVING_HEADROOM_FRACTION, ge=0, lt=1, allow_inf_nan=False)
+    max_batch: int = Field(ENGINE_MAX_NUM_SEQS, ge=1, le=100_000,
+                           description="the engine's cap on concurrent sequences (vLLM max_num_seqs)")
+
+
+class ServingPoint(BaseModel):
+    """$ per million generated tokens at one batch, with what the batch is (`basis`)."""
+
+    basis: Literal["batch_1", "concurrent_users", "throughput_optimal"]
+    batch: int
+    aggregate_tokens_per_s: float
+    tokens_per_s_per_user: float
+    bound: str
+    usd_per_million_tokens: float | None
+    spot_usd_per_million_tokens: float | None = None
+
+
+class ServingEconomics(BaseModel):
+    """Both labelled figures: one user at a time, and the load (or the best batch memory allows)."""
+
+    price_usd_per_hour: float | None
+    spot_price_usd_per_hour: float | None
+    monthly_usd: float | None
+    batch_1: ServingPoint
+    at_load: ServingPoint
+    max_batch_in_memory: int
+    vram_per_gpu_gb_at_batch_1: float
+    gpu_memory_gb: float | None
+    findings: list[Finding] = []
+
+
+def _usd_per_m(price: float | None, tokens_per_s: float) -> float | None:
+    """$ per million tokens = price per hour / (tokens/s x 3600) x 1e6; None when the price is unknown."""
+    if price is None or tokens_per_s <= 0:
+        return None
+    return price / (tokens_per_s * 3600.0) * 1e6
+
+
+def _point(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: ServingRequest, batch: int, basis: str,
+           price: float | None, spot: float | None) -> ServingPoint:
+    spd = estimate_speed(a, gpu, engine, SpeedRequest(
+        precision=req.precision, kv_precision=req.kv_precision, batch=batch, prompt_tokens=req.prompt_tokens,
+        output_tokens=req.output_tokens, gpus=req.gpus))
+    return ServingPoint(basis=basis, batch=batch, aggregate_tokens_per_s=spd.aggregate_tokens_per_s,
+                        tokens_per_s_per_user=spd.decode_tokens_per_s, bound=spd.bound,
+                        usd_per_million_tokens=_usd_per_m(price, spd.aggregate_tokens_per_s),
+                        spot_usd_per_million_tokens=_usd_per_m(spot, spd.aggregate_tokens_per_s))
+
+
+def _serving_vram(a: ModelArch, engine: EngineProfile, req: ServingRequest, batch: int) -> VramRequest:
+    tp = req.gpus if engine.multi_gpu == "tensor" else 1
+    return VramRequest(method="inference", weight_precision=req.precision, kv_precision=req.kv_precision,
+                       batch=batch, seq_len=max(1, req.prompt_tokens + req.output_tokens), gpus=req.gpus,
+                       tensor_parallel=tp, prefill_chunk_tokens=8192 if engine.id in _BATCHING_ENGINES else None)
+
+
+def serving_economics(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: ServingRequest,
+                      price_usd_per_hour: float | None, spot_price_usd_per_hour: float | None = None
+                      ) -> ServingEconomics:
+    """$ per million generated tokens of an endpoint, at batch 1 and at the load, both labelled.
+
+    When to use: any serving cost ("what does it cost per million tokens", charts, recommend).
+    Formula: $/M tokens = price per hour / (aggregate tokens/s x 3600) x 1e6, with tokens/s from
+    tools.throughput.estimate_speed (roofline). `batch_1` is one sequence at a time (the worst
+    case, a lone user); `at_load` is the concurrent users given, else the throughput-optimal batch:
+    the batch in {1, 2, 4, ..., cap} with the most tokens/s among those whose KV cache fits in
+    the GPU's memory less `headroom_fraction` (tools.throughput.max_batch_for_memory), capped at
+    vLLM's max_num_seqs (256). Monthly = price per hour x 730 h (always on).
+    Units: USD per 10^6 tokens, tokens/s, GB (10^9 bytes).
+
+    Raises:
+        InvalidInput / InvalidCombination: from the calculators (unknown precision, bandwidth unknown).
+    """
+    findings: list[Finding] = []
+    mem = req.gpu_memory_gb or gpu.memory_gb
+    split = req.gpus if engine.multi_gpu == "layer" else 1
+    one = estimate_vram(a, _serving_vram(a, engine, req, 1))
+    if mem is not None:
+        fit = max_batch_for_memory(one, mem * (1 - req.headroom_fraction), split)
+        max_mem = int(fit["max_batch"])
+    else:
+        max_mem = req.max_batch
+        findings.append(Finding(code="gpu_memory_unknown", params={"gpu": gpu.name}))
+    price, spot = price_usd_per_hour, spot_price_usd_per_hour
+    b1 = _point(a, gpu, engine, req, 1, "batch_1", price, spot)
+    if req.concurrent_users is not None:
+        load = _point(a, gpu, engine, req, req.concurrent_users, "concurrent_users", price, spot) \
+            if req.concurrent_users > 1 else b1.model_copy(update={"basis": "concurrent_users"})
+        if req.concurrent_users > max_mem:
+            findings.append(Finding(code="load_exceeds_memory", params={"concurrent_users": req.concurrent_users,
+                                                                        "max_batch_in_memory": max_mem}))
+    else:
+        cap = max(1, min(max_mem, req.max_batch))
+        sizes = sorted({1, cap} | {2 ** k for k in range(1, 17) if 2 ** k < cap})
+        load = max((_point(a, gpu, engine, req, b, "throughput_optimal", price, spot) for b in sizes),
+                   key=lambda p: (p.aggregate_tokens_per_s, -p.batch))
+        findings.append(Finding(code="batch_limited_by", params={
+            "limit": "does_not_fit" if max_mem < 1 else ("memory" if max_mem < req.max_batch else "engine_max_num_seqs"),
+            "batch": load.batch, "max_batch_in_memory": max_mem, "engine_cap": req.max_batch}))
+    findings += [Finding(code="price_unknown", params={})] if price is None else []
+    return ServingEconomics(price_usd_per_hour=price, spot_price_usd_per_hour=spot,
+                            monthly_usd=None if price is None else price * HOURS_PER_MONTH,
+                            batch_1=b1, at_load=load, max_batch_in_memory=max_mem,
+                            vram_per_gpu_gb_at_batch_1=one.total_gb / split, gpu_memory_gb=mem, findings=findings)
+
+# ---- a job's bill: billing policy, spot, storage, egress, total -----------------------------------
+
+
+class UsageCosts(BaseModel):
+    """Storage and egress in USD; None = not asked (field absent) or the rate is unknown (see findings)."""
+
+    storage_usd: float | None = None
+    egress_usd: float | None = None
+    findings: list[Finding] = []
+
+
+def usage_costs(rates: ProviderRates, storage_gb: float | None = None, months: float = 1.0,
+                egress_gb: float | None = None) -> UsageCosts:
+    """Storage and egress cost when an amount is given.
+
+    When to use: "keep 500 GB for 3 months", "download 200 GB out of AWS".
+    Formula: storage = GB x months x $/GB-month; egress = GB x $/GB (providers.csv rates).
+    An unknown rate gives None with the code `rate_unknown`, never a silent zero.
+    """
+    out = UsageCosts()
+    if storage_gb is not None:
+        rate = rates.storage_usd_per_gb_month
+        out.storage_usd = usage_cost(storage_gb * months, rate)
+        out.findings.append(Finding(code="storage_cost" if rate is not None else "storage_rate_unknown", params={
+            "storage_gb": storage_gb, "months": months, "usd_per_gb_month": rate, "provider": rates.provider,
+            "storage_type": rates.storage_type, "usd": out.storage_usd}))
+    if egress_gb is not None:
+        rate = rates.egress_usd_per_gb
+        out.egress_usd = usage_cost(egress_gb, rate)
+        out.findings.append(Finding(code="egress_cost" if rate is not None else "egress_rate_unknown", params={
+            "egress_gb": egress_gb, "usd_per_gb": rate, "provider": rates.provider, "usd": out.egress_usd}))
+    return out
+
+
+def job_billing(runtime_h: float, price_usd_per_hour: float, rates: ProviderRates) -> tuple[dict[str, Any], list[Finding]]:
+    """The bill for `runtime_h` hours on demand under the provider's billing rule.
+
+    Formula: billed hours = ceil(max(runtime, minimum) / increment) x increment (billed_hours);
+    cost = billed hours x price per hour. Unknown increment: started hours are counted (the worst
+    case), code `billing_unknown`. Returns (billing dict with per-second/minute/hour totals, findings).
+    """
+    policy = rates.policy()
+    bh = billed_hours(runtime_h, policy)
+    billing = {"provider": policy.provider, "increment_s": policy.increment_s,
+               "minimum_s": policy.minimum_s} | billing_comparison(runtime_h, price_usd_per_hour)
+    found = Finding(code="billing_rule", params={"provider": policy.provider, "increment_s": policy.increment_s,
+                                                 "minimum_s": policy.minimum_s, "runtime_h": runtime_h, "billed_h": bh})
+    if bh is None:  # unknown granularity: count started hours, the worst case
+        bh = billed_hours(runtime_h, policy.model_copy(update={"increment_s": 3600})) or 0.0
+        found = Finding(code="billing_unknown", params={"provider": policy.provider})
+    return billing | {"billed_hours": bh, "on_demand_cost_usd": bh * price_usd_per_hour}, [found]
+
+
+def _total(parts: dict[str, float | None]) -> tuple[float | None, list[Finding]]:
+    """Sum of the parts asked for; None (code `total_unknown`) when any part is unknown."""
+    if not parts:
+        return None, []
+    if any(v is None for v in parts.values()):
+        return None, [Finding(code="total_unknown", params={"unknown": [k for k, v in parts.items() if v is None]})]
+    return sum(v for v in parts.values() if v is not None), []
+
+
+class CostInputs(BaseModel):
+    """Everything `cost_report` needs, names already resolved and estimators already run."""
+
+    gpu: str
+    gpus: int = Field(1, ge=1)
+    price_usd_per_hour: float | None = None
+    price_given: bool = False
+    provider_filter: str | None = None
+    rates: ProviderRates = ProviderRates()
+    offer: GpuOffer | None = None
+    spot_offer: GpuOffer | None = None
+    runtime_hours: float | None = Field(None, ge=0)
+    serving: ServingEconomics | None = None
+    serving_info: dict[str, Any] = Field({}, description="engine, bound, memory from the speed check")
+    storage_gb: float | None = Field(None, ge=0)
+    months: float = Field(1.0, ge=0)
+    egress_gb: float | None = Field(None, ge=0)
+    spot: SpotAssumptions = SpotAssumptions()
+    gpu_note: str = ""
+    estimator_assumptions: list[str] = Field([], description="the speed or training estimator's own notes")
+
+
+def _serving_part(inp: CostInputs) -> tuple[dict[str, Any], list[Finding]]:
+    econ = inp.serving
+    assert econ is not None
+    at, b1 = econ.at_load, econ.batch_1
+    out: dict[str, Any] = {"aggregate_tokens_per_s": at.aggregate_tokens_per_s, "batch": at.batch} | inp.serving_info
+    out |= {"basis": at.basis, "max_batch_in_memory": econ.max_batch_in_memory,
+            "batch_1": b1.model_dump(exclude={"basis"})}
+    if inp.price_usd_per_hour is not None:
+        out |= serving_cost(inp.price_usd_per_hour, at.aggregate_tokens_per_s)
+        out["usd_per_million_tokens_batch_1"] = b1.usd_per_million_tokens
+    spot = inp.spot_offer.spot_price_usd_per_hour if inp.spot_offer else None
+    if spot:
+        out["spot_usd_per_million_tokens"] = _usd_per_m(spot, at.aggregate_tokens_per_s)
+    found = [Finding(code="serving_always_on", params={"hours_per_month": HOURS_PER_MONTH, "batch": at.batch,
+                                                       "basis": at.basis}),
+             Finding(code="serving_spot_not_advisable", params={"spot_notice_s": inp.rates.spot_notice_s}),
+             *econ.findings,
+             Finding(code="estimator_notes", params={"texts": inp.estimator_assumptions})]
+    return out, found
+
+
+def _job_part(inp: CostInputs) -> tuple[dict[str, Any], list[Finding]]:
+    hrs = inp.runtime_hours
+    assert hrs is not None
+    out: dict[str, Any] = {"runtime_hours": hrs}
+    found = [Finding(code="estimator_notes", params={"texts": inp.estimator_assumptions})]
+    if inp.price_usd_per_hour is not None:
+        bill, f = job_billing(hrs, inp.price_usd_per_hour, inp.rates)
+        out["billing"] = {k: v for k, v in bill.items() if k not in ("billed_hours", "on_demand_cost_usd")}
+        out["billed_hours"], out["on_demand_cost_usd"] = bill["billed_hours"], bill["on_demand_cost_usd"]
+        found += f
+    so = inp.spot_offer
+    if so and so.spot_price_usd_per_hour:
+        exp = spot_expectation(hrs, so.spot_price_usd_per_hour, inp.spot)
+        out["spot"] = exp | {"provider": so.provider, "spot_price_usd_per_hour": so.spot_price_usd_per_hour,
+                             "assumptions": inp.spot.model_dump()}
+        found.append(Finding(code="spot_assumptions", params=inp.spot.model_dump()))
+    else:
+        out["spot"] = None
+        found.append(Finding(code="spot_price_unknown", params={"provider": inp.provider_filter}))
+    return out, found
+
+
+def cost_report(inp: CostInputs) -> dict[str, Any]:
+    """The cost of a job (runtime known) or of an always-on endpoint (`serving` given).
+
+    When to use: "what does it cost", "per second or per hour", "on spot", "plus storage and egress".
+    Formulas: job_billing (billing increments), spot_expectation (interruptions), usage_costs
+    (storage, egress), serving_economics ($ per million tokens); total = on-demand + storage +
+    egress, unknown (None, code `total_unknown`) when a part is unknown. USD, hours, GB.
+
+    Returns:
+        The `cost --json` fields (gpu, gpus, offer, spot_offer, serving | runtime_hours, billing,
+        billed_hours, on_demand_cost_usd, spot; storage_usd, egress_usd, total_usd, assumptions,
+        estimate) plus `findings` (reason codes with their parameters, for the renderers).
+
+    Raises:
+        InvalidCombination: neither a runtime nor a serving estimate was given.
+    """
+    if inp.serving is None and inp.runtime_hours is None:
+        raise InvalidCombination("give --hours H, or a model with --method and the data size to estimate them")
+    found: list[Finding] = []
+    if inp.price_given and inp.price_usd_per_hour is not None:
+        found.append(Finding(code="price_given", params={"usd_per_hour": inp.price_usd_per_hour, "gpus": inp.gpus}))
+    found += [Finding(code="gpu_note", params={"text": inp.gpu_note})] if inp.gpu_note else []
+    out: dict[str, Any] = {"gpu": inp.gpu, "gpus": inp.gpus, "offer": inp.offer.to_contract() if inp.offer else None,
+                           "spot_offer": inp.spot_offer.to_contract() if inp.spot_offer else None}
+    if inp.serving is not None:
+        part, f = _serving_part(inp)
+        out["serving"] = part
+    else:
+        part, f = _job_part(inp)
+        out |= part
+    found += f
+    usage = usage_costs(inp.rates, inp.storage_gb, inp.months, inp.egress_gb)
+    out |= {k: getattr(usage, k) for k, v in (("storage_usd", inp.storage_gb), ("egress_usd", inp.egress_gb))
+            if v is not None}
+    found += usage.findings
+    if inp.serving is None:
+        parts = {k: out[k] for k in ("on_demand_cost_usd", "storage_usd", "egress_usd") if k in out}
+        out["total_usd"], f = _total(parts)
+        found += f
+    out["assumptions"] = [t for x in found for t in note_text(x)]
+    out["estimate"] = True
+    out["findings"] = [x.model_dump() for x in found if x.code not in ("estimator_notes", "gpu_note")]
+    return out
+
+
+def _billing_text(p: dict[str, Any]) -> str:
+    inc = p["increment_s"]
+    unit = {1: "second", 60: "minute", 3600: "hour"}.get(inc, f"{inc} s")
+    return (f"{p['provider']} bills per {unit}" + (f" with a {p['minimum_s']} s minimum" if p["minimum_s"] else "")
+            + f": {p['runtime_h']:.3f} h of running is billed as {p['billed_h']:.3f} h.")
+
+
+def _spot_text(p: dict[str, Any]) -> str:
+    return (f"Spot: {p['interruptions_per_hour']:g} interruptions per running hour (an assumption; override it), "
+            f"a checkpoint every {p['checkpoint_every_h'] * 60:g} min taking {p['checkpoint_write_h'] * 60:g} min, "
+            f"{p['restart_h'] * 60:g} min to restart; each interruption loses half a checkpoint interval.")
+
+
+def _batch_text(p: dict[str, Any]) -> str:
+    if p["limit"] == "does_not_fit":
+        return "Not even one sequence fits in memory at this context: the figures assume it did."
+    why = ("as many sequences as the KV cache fits" if p["limit"] == "memory"
+           else f"the engine's cap of {p['engine_cap']} concurrent sequences (vLLM max_num_seqs)")
+    return (f"No load was given: $/million tokens is at the throughput-optimal batch {p['batch']} "
+            f"({why}); the batch-1 figure is what a single user at a time costs.")
+
+
+_NOTE_TEXT: dict[str, Any] = {
+    "price_given": lambda p: f"Price given: ${p['usd_per_hour']:,.2f}/hour for {p['gpus']} GPU(s).",
+    "gpu_note": lambda p: p["text"],
+    "serving_always_on": lambda p: ("Serving: the endpoint is billed every hour it is up "
+                                    f"({p['hours_per_month']:g} h a month); $/million tokens assumes it is busy at "
+                                    f"batch {p['batch']} the whole time."),
+    "serving_spot_not_advisable": lambda p: (
+        "Spot is not advisable for a user-facing endpoint that must stay up: an interruption takes it down (notice "
+        + (f"{p['spot_notice_s']} s" if p.get("spot_notice_s") else "period unknown") + ")."),
+    "batch_limited_by": _batch_text,
+    "load_exceeds_memory": lambda p: (f"{p['concurrent_users']} concurrent sequences need more KV cache than fits: "
+                                      f"at most {p['max_batch_in_memory']} fit."),
+    "gpu_memory_unknown": lambda p: f"The memory of {p['gpu']} is not in the GPU data: the batch is not memory-checked.",
+    "price_unknown": lambda p: "No on-demand price: $ per million tokens is unknown.",
+    "billing_unknown": lambda p: (f"Billing granularity of {p['provider']} is unknown: started hours are counted "
+                                  "(the worst case); per-second and per-minute totals are shown too."),
+    "billing_rule": _billing_text,
+    "spot_assumptions": _spot_text,
+    "spot_price_unknown": lambda p: ("No spot price for this GPU in the catalog"
+                                     + (f" at {p['provider']}" if p.get("provider") else "") + "."),
+    "storage_cost": lambda p: (f"Storage: {p['storage_gb']:g} GB for {p['months']:g} month(s) at "
+                               f"${p['usd_per_gb_month']:g}/GB-month ({p['storage_type'] or 'default volume'})."),
+    "storage_rate_unknown": lambda p: (f"Storage: {p['storage_gb']:g} GB for {p['months']:g} month(s) at "
+                                       f"an unknown rate for {p['provider']} (not found in the sources read)."),
+    "egress_cost": lambda p: f"Egress: {p['egress_gb']:g} GB at ${p['usd_per_gb']:g}/GB.",
+    "egress_rate_unknown": lambda p: f"Egress: {p['egress_gb']:g} GB at an unknown rate for {p['provider']}.",
+    "total_unknown": lambda p: "Total not given: a part of it is unknown (never counted as zero).",
+}
+
+
+def note_text(f: Finding) -> list[str]:
+    """English sentences for one finding (the `assumptions` list of `cost --json`); renderers for
+    other languages read the code and parameters instead."""
+    if f.code == "estimator_notes":
+        return list(f.params.get("texts", []))
+    render = _NOTE_TEXT.get(f.code)
+    return [render(f.params)] if render else []

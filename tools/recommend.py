@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tools.cost import BillingPolicy, SpotAssumptions, billed_hours, serving_cost, spot_expectation
+from tools.cost import BillingPolicy, ServingRequest, SpotAssumptions, billed_hours, serving_economics, spot_expectation
 from tools.errors import AdvisorError
 from tools.schemas import GpuMemory, GpuOffer, GpuSpec, ModelArch, VramRequest
 from tools.throughput import EngineProfile, SpeedRequest, estimate_speed
@@ -31,7 +31,9 @@ class RecommendRequest(BaseModel):
     workload: Literal["serve", "finetune"] = "serve"
     # serving
     context_tokens: int = Field(4096, ge=1, le=10_000_000, description="prompt + output tokens per request")
-    concurrent_users: int = Field(1, ge=1, le=100_000, description="sequences decoded at once")
+    concurrent_users: int | None = Field(None, ge=1, le=100_000,
+                                         description="sequences decoded at once; not given: memory sized for one, "
+                                                     "$/M tokens at the throughput-optimal batch")
     min_tokens_per_s_per_user: float | None = Field(None, gt=0, le=100_000, allow_inf_nan=False)
     precisions: tuple[str, ...] = Field(("bf16",), description="weight precisions allowed, tried in order")
     engine: str = "vllm"
@@ -170,14 +172,15 @@ def _serve_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billi
         return {"ruled_out": f"{n} x {g.name}: {n} does not divide {a.num_attention_heads} attention heads"}
     last_why = ""
     for prec in req.precisions:
-        vreq = VramRequest(method="inference", weight_precision=prec, batch=req.concurrent_users,
+        users = req.concurrent_users or 1
+        vreq = VramRequest(method="inference", weight_precision=prec, batch=users,
                            seq_len=req.context_tokens, gpus=n, tensor_parallel=n, prefill_chunk_tokens=8192)
         est, ok, why = _fit(a, vreq, g, n, mem_gb)
         if not ok:
             last_why = f"{n} x {g.name}: does not fit at {prec}, {why}"
             continue
         prompt = max(1, req.context_tokens * 3 // 4)
-        spd = estimate_speed(a, g, engine, SpeedRequest(precision=prec, batch=req.concurrent_users,
+        spd = estimate_speed(a, g, engine, SpeedRequest(precision=prec, batch=users,
                                                         prompt_tokens=prompt, output_tokens=max(1, req.context_tokens - prompt),
                                                         gpus=n))
         if req.min_tokens_per_s_per_user and spd.decode_tokens_per_s < req.min_tokens_per_s_per_user:
@@ -185,13 +188,17 @@ def _serve_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billi
                         f"below the {req.min_tokens_per_s_per_user:g} asked")
             continue
         price = od.price_usd_per_hour if od else None
-        sc = serving_cost(price, spd.aggregate_tokens_per_s) if price else None
-        spot_sc = serving_cost(sp.spot_price_usd_per_hour, spd.aggregate_tokens_per_s) if sp else None
+        econ = serving_economics(a, g, engine, ServingRequest(
+            precision=prec, prompt_tokens=prompt, output_tokens=max(1, req.context_tokens - prompt), gpus=n,
+            concurrent_users=req.concurrent_users, gpu_memory_gb=(od or sp).gpu_memory_gb or mem_gb,
+            headroom_fraction=HEADROOM),
+            price, sp.spot_price_usd_per_hour if sp else None)
+        at = econ.at_load
         offer = od or sp
         kv = est.components_gb.get("kv_cache", 0.0)
         w = est.components_gb.get("weights", 0.0)
         reasons = [f"Fits: {est.total_gb:.1f} GB per GPU of {mem_gb:.1f} GB at {prec} "
-                   f"(weights {w:.1f} GB, KV cache {kv:.1f} GB for {req.concurrent_users} x {req.context_tokens:,} tokens) [ga-31]."]
+                   f"(weights {w:.1f} GB, KV cache {kv:.1f} GB for {users} x {req.context_tokens:,} tokens) [ga-31]."]
         cites = ["ga-31"]
         if kv >= 0.5 * w:
             reasons.append(f"The KV cache ({kv:.1f} GB) is {kv / w:.0%} of the weights: long contexts and many users "
@@ -208,13 +215,16 @@ def _serve_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billi
         if prec != "bf16":
             reasons.append(f"{prec.upper()} weights halve or quarter the bytes each token reads, so the model fits and runs faster [ga-08].")
             cites.append("ga-08")
-        if sc:
-            reasons.append(f"${sc['usd_per_million_tokens']:.3f} per million tokens at full load; "
-                           f"${sc['monthly_usd']:,.0f} a month always on (${price:.2f}/h, {offer.provider}).")
+        if at.usd_per_million_tokens is not None and econ.monthly_usd is not None:
+            load = (f"{at.batch} concurrent users" if at.basis == "concurrent_users"
+                    else f"full load (batch {at.batch}, the throughput-optimal batch that fits)")
+            reasons.append(f"${at.usd_per_million_tokens:.3f} per million tokens at {load}, "
+                           f"${econ.batch_1.usd_per_million_tokens:.3f} at batch 1; "
+                           f"${econ.monthly_usd:,.0f} a month always on (${price:.2f}/h, {offer.provider}).")
         if sp:
             reasons.append("Spot would be cheaper but is risky for a user-facing endpoint that must stay up [ga-34].")
             cites.append("ga-34")
-        cost_rank = sc["usd_per_million_tokens"] if sc else (spot_sc["usd_per_million_tokens"] if spot_sc else math.inf)
+        cost_rank = at.usd_per_million_tokens or at.spot_usd_per_million_tokens or math.inf
         return {
             "gpu": g.name, "gpu_id": g.id, "gpu_count": n, "precision": prec,
             "fits": True, "vram_per_gpu_gb": est.total_gb, "gpu_memory_gb": mem_gb,
@@ -222,11 +232,13 @@ def _serve_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billi
             "tokens_per_s": spd.aggregate_tokens_per_s, "tokens_per_s_per_user": spd.decode_tokens_per_s,
             "time_to_first_token_s": spd.time_to_first_token_s, "bound": spd.bound,
             "price_usd_per_hour": price, "spot_price_usd_per_hour": sp.spot_price_usd_per_hour if sp else None,
-            "usd_per_million_tokens": sc["usd_per_million_tokens"] if sc else None,
-            "monthly_usd": sc["monthly_usd"] if sc else None,
-            "spot_usd_per_million_tokens": spot_sc["usd_per_million_tokens"] if spot_sc else None,
+            "usd_per_million_tokens": at.usd_per_million_tokens, "monthly_usd": econ.monthly_usd,
+            "spot_usd_per_million_tokens": at.spot_usd_per_million_tokens,
+            "usd_per_million_tokens_batch_1": econ.batch_1.usd_per_million_tokens,
+            "serving_basis": at.basis, "serving_batch": at.batch,
+            "tokens_per_s_at_serving_batch": at.aggregate_tokens_per_s,
             "offer": _offer(offer), "nvlink": nvlink, "reasons": reasons, "citations": cites,
-            "rank_cost": sc["monthly_usd"] if sc else math.inf, "rank_speed": spd.aggregate_tokens_per_s,
+            "rank_cost": econ.monthly_usd if econ.monthly_usd is not None else math.inf, "rank_speed": spd.aggregate_tokens_per_s,
             "rank_value": cost_rank,
         }
     return {"ruled_out": last_why or f"{n} x {g.name}: does not fit"}
