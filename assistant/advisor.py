@@ -1,4 +1,4 @@
-"""The conversational advisor: a LangChain agent over the tool registry, with threads kept in SQLite.
+"""The conversational advisor: a LangChain agent over the tool registry, with threads in assistant.threads.
 
 `Advisor().ask(question, thread_id=...)` returns an Answer; `Advisor().stream(...)` yields events
 (tool_start, tool_end, text, answer) for the UI and Slack. The backend is the embedded router or
@@ -11,9 +11,7 @@ from __future__ import annotations
 __all__ = ["Advisor", "Answer", "ToolCall", "Citation"]
 
 import json
-import sqlite3
 import threading
-import uuid
 from typing import Any, Iterator
 
 from pydantic import BaseModel
@@ -51,107 +49,79 @@ class _Fallback(Exception):
 
 
 class Advisor:
-    """One agent per process and backend; threads in a SQLite checkpointer."""
+    """One agent per process and backend; threads in the conversation store (assistant.threads)."""
 
-    def __init__(self, backend: str | None = None, checkpoint_path: str | None = None, chat_model: Any = None):
+    def __init__(self, backend: str | None = None, checkpoint_path: str | None = None, chat_model: Any = None,
+                 store: Any = None):
         from langchain.agents import create_agent
-        from langgraph.checkpoint.sqlite import SqliteSaver
 
         from assistant.backends import make_chat_model, resolve_backend
         from assistant.prompts import SYSTEM_PROMPT
         from assistant.router import RouterChatModel
+        from assistant.threads import open_store
         from assistant.tool_registry import TOOLS
 
         self.backend = "custom" if chat_model is not None else resolve_backend(backend)
-        self.startup_notices: list[str] = []
-        self._saver = self._open_store(checkpoint_path)
+        # checkpoint_path: a SQLite file for the store (tests, benchmarks); None: the settings decide
+        self.store = store if store is not None else open_store(checkpoint_path)
+        self.startup_notices: list[str] = list(self.store.notices)
         self._lock = threading.Lock()
         self._tools = TOOLS
-        self.agent = create_agent(RouterChatModel(), TOOLS, checkpointer=self._saver)
-        self._memory_agent: Any = None
+        self.agent = create_agent(RouterChatModel(), TOOLS)  # no checkpointer: the store holds the thread
         self.llm_agent = None
         if self.backend != "router":
             model = chat_model if chat_model is not None else make_chat_model(self.backend)
-            self.llm_agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT, checkpointer=self._saver)
+            self.llm_agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT)
 
-    def _open_store(self, checkpoint_path: str | None) -> Any:
-        """SQLite checkpointer in the data directory; a corrupt file is set aside and replaced, an
-        unwritable directory falls back to memory (threads then last for this process only)."""
-        import os
-        import time
-
-        from langgraph.checkpoint.memory import InMemorySaver
-        from langgraph.checkpoint.sqlite import SqliteSaver
-
-        try:
-            if checkpoint_path is None:
-                data_dir().mkdir(parents=True, exist_ok=True)
-            path = checkpoint_path or str(data_dir() / "threads.sqlite")
-        except OSError:
-            self.startup_notices.append("The data directory is not writable: conversations are kept in memory only.")
-            return InMemorySaver()
-        for attempt in range(2):
-            try:
-                conn = sqlite3.connect(path, check_same_thread=False, timeout=2.0)
-                conn.execute("PRAGMA journal_mode=WAL")  # readers don't block; fewer fsyncs per checkpoint
-                conn.execute("PRAGMA synchronous=NORMAL")
-                saver = SqliteSaver(conn)
-                saver.setup()
-                conn.execute("SELECT count(*) FROM checkpoints").fetchone()
-                self._conn = conn
-                return saver
-            except sqlite3.DatabaseError as exc:
-                if attempt == 0 and ("not a database" in str(exc) or "malformed" in str(exc)):
-                    try:
-                        os.replace(path, f"{path}.corrupt-{int(time.time())}")
-                        self.startup_notices.append("The conversation store was damaged; it was set aside and a new "
-                                                    "one started (earlier threads are not available).")
-                        continue
-                    except OSError:
-                        pass
-                self.startup_notices.append(f"The conversation store is unavailable ({exc.__class__.__name__}): "
-                                            "conversations are kept in memory only.")
-                return InMemorySaver()
-        return InMemorySaver()
-
-    def _fresh_agent(self) -> Any:
-        from langchain.agents import create_agent
-        from langgraph.checkpoint.memory import InMemorySaver
-
-        from assistant.router import RouterChatModel
-
-        if self._memory_agent is None:
-            self._memory_agent = create_agent(RouterChatModel(), self._tools, checkpointer=InMemorySaver())
-        return self._memory_agent
-
-    def ask(self, question: str, thread_id: str | None = None) -> Answer:
-        """Answer one question in a thread (a new thread when None)."""
+    def ask(self, question: str, thread_id: str | None = None, owner: str | None = None) -> Answer:
+        """Answer one question in a thread (a new thread when None) of `owner` (default: the local OS user)."""
         ans = None
-        for ev in self.stream(question, thread_id):
+        for ev in self.stream(question, thread_id, owner=owner):
             if ev["type"] == "answer":
                 ans = ev["answer"]
         assert ans is not None
         return ans
 
-    def stream(self, question: str, thread_id: str | None = None) -> Iterator[dict[str, Any]]:
+    def stream(self, question: str, thread_id: str | None = None, owner: str | None = None) -> Iterator[dict[str, Any]]:
         """Events: {'type': 'tool_start', 'name', 'args', 'id'}, {'type': 'tool_end', 'name', 'result', 'id'},
-        {'type': 'text', 'text'}, and finally {'type': 'answer', 'answer': Answer}."""
-        tid = thread_id or uuid.uuid4().hex
+        {'type': 'text', 'text'}, and finally {'type': 'answer', 'answer': Answer}.
+
+        The thread's earlier turns are loaded from the store before the turn and the new turn is
+        appended after it; another owner's thread id behaves as a new thread."""
+        from assistant.threads import ThreadStoreError, local_owner, new_thread_id
+        from assistant.threads.base import check_key
+
+        owner = owner or local_owner()
+        tid = thread_id or new_thread_id()
+        check_key(owner, tid)
         notices: list[str] = list(self.startup_notices)
         self.startup_notices = []
         q = question if isinstance(question, str) else str(question)
         if len(q) > MAX_QUESTION_CHARS:
             notices.append(f"Your message was {len(q):,} characters; I read the first {MAX_QUESTION_CHARS:,}.")
             q = q[:MAX_QUESTION_CHARS]
-        with self._lock:  # one SQLite connection: serialise turns
+        history: list[tuple[str, str]] = []
+        try:
+            record = self.store.load(owner, tid)
+            history = [(t.question, t.answer) for t in record.turns] if record else []
+        except ThreadStoreError as exc:
+            notices.append(f"The conversation store could not be read ({exc}); this answer starts a fresh thread.")
+        for ev in self._engine(q, tid, history, notices):
+            if ev["type"] == "answer":
+                ans = ev["answer"]
+                try:
+                    self.store.append_turn(owner, tid, q, ans.answer, {"intent": ans.intent, "language": ans.language})
+                except ThreadStoreError as exc:  # one write degrades; the answer still goes out
+                    ans.notices.append(str(exc))
+                    ans.answer = f"{ans.answer}\n\n_{exc}_"
+            yield ev
+
+    def _engine(self, q: str, tid: str, history: list[tuple[str, str]],
+                notices: list[str]) -> Iterator[dict[str, Any]]:
+        with self._lock:
             if self.llm_agent is None:
                 try:
-                    yield from self._turn(self.agent, q, tid, self.backend, notices, public_tid=tid)
-                except sqlite3.Error as exc:  # a locked or damaged conversation store
-                    notices.append(f"The conversation store was unavailable ({exc.__class__.__name__}: {exc}); "
-                                   "this answer starts a fresh thread.")
-                    fresh = uuid.uuid4().hex
-                    yield from self._turn(self._fresh_agent(), q, fresh, self.backend, notices, public_tid=fresh)
+                    yield from self._turn(self.agent, q, self.backend, notices, history=history, public_tid=tid)
                 except Exception as exc:  # never a traceback for the user: a short apology, details in the log
                     import logging
 
@@ -164,43 +134,40 @@ class Advisor:
                 return
             buffered: list[dict[str, Any]] = []
             try:
-                for ev in self._turn(self.llm_agent, q, f"llm:{tid}", self.backend, notices, strict=True, public_tid=tid):
+                for ev in self._turn(self.llm_agent, q, self.backend, notices, strict=True, history=history,
+                                     public_tid=tid):
                     buffered.append(ev)
                     if ev["type"] in ("tool_start", "tool_end"):
                         yield ev
             except _Fallback as why:
                 reason = str(why)
             except Exception as exc:  # connection refused, 429, 5xx, timeouts, malformed output, loops
-                reason = f"{exc.__class__.__name__}: {str(exc).splitlines()[0][:160] if str(exc) else ''}"
+                from assistant.web_security import scrub_secrets
+
+                first = str(exc).splitlines()[0][:160] if str(exc) else ""
+                reason = scrub_secrets(f"{exc.__class__.__name__}: {first}")
             else:
                 yield from (ev for ev in buffered if ev["type"] not in ("tool_start", "tool_end"))
                 return
-            previous = self._user_messages(f"llm:{tid}")[:-1]
-            yield from self._turn(self.agent, q, f"{tid}:fallback:{uuid.uuid4().hex[:8]}",
-                                  f"router (fallback: {reason})", notices, history=previous, public_tid=tid)
+            yield from self._turn(self.agent, q, f"router (fallback: {reason})", notices, history=history,
+                                  public_tid=tid)
 
-    def _user_messages(self, tid: str) -> list[str]:
-        from langchain_core.messages import HumanMessage
-
-        try:
-            state = self.llm_agent.get_state({"configurable": {"thread_id": tid}})
-            return [str(m.content) for m in state.values.get("messages", []) if isinstance(m, HumanMessage)]
-        except Exception:
-            return []
-
-    def _turn(self, agent: Any, q: str, tid: str, backend: str, notices: list[str], strict: bool = False,
-              history: list[str] | None = None, public_tid: str = "") -> Iterator[dict[str, Any]]:
+    def _turn(self, agent: Any, q: str, backend: str, notices: list[str], strict: bool = False,
+              history: list[tuple[str, str]] | None = None, public_tid: str = "") -> Iterator[dict[str, Any]]:
         from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
         from assistant.compose import compose
         from assistant.grounding import check, scrub
         from assistant.nlu import parse_dialogue
 
-        config = {"configurable": {"thread_id": tid}, "recursion_limit": 12}
+        config = {"recursion_limit": 12}
         calls: dict[str, ToolCall] = {}
         order: list[str] = []
         final: AIMessage | None = None
-        msgs = [HumanMessage(m) for m in (history or [])] + [HumanMessage(q)]
+        msgs: list[Any] = []
+        for asked, answered in history or []:
+            msgs += [HumanMessage(asked), AIMessage(answered)]
+        msgs.append(HumanMessage(q))
         for upd in agent.stream({"messages": msgs}, config, stream_mode="updates"):
             for _node, data in upd.items():
                 for m in (data or {}).get("messages", []) if isinstance(data, dict) else []:
@@ -224,7 +191,7 @@ class Advisor:
         if isinstance(final.content if final is not None else None, list):  # content blocks
             text = "".join(b.get("text", "") for b in final.content if isinstance(b, dict))
         extra = final.additional_kwargs if final is not None else {}
-        users = (history or []) + [q]
+        users = [asked for asked, _ in history or []] + [q]
         parsed = parse_dialogue(users)
         tool_calls = [calls[i] for i in order]
         citations = extra.get("citations")
@@ -251,7 +218,7 @@ class Advisor:
         yield {"type": "text", "text": text}
         ans = Answer(answer=text, language=extra.get("language", parsed.lang), tool_calls=tool_calls,
                      citations=[Citation(**c) for c in (citations or [])], backend=backend,
-                     thread_id=public_tid or tid, intent=extra.get("intent", parsed.intent),
+                     thread_id=public_tid, intent=extra.get("intent", parsed.intent),
                      notices=notices, grounding=grounding)
         yield {"type": "answer", "answer": ans}
 

@@ -74,27 +74,39 @@ def test_refresh_killed_halfway_leaves_the_old_catalog(tmp_path):
 
 def test_corrupt_conversation_store_gets_a_fresh_one(tmp_path):
     assert cli(tmp_path, "ask", "hi").returncode == 0
-    (tmp_path / "threads.sqlite").write_bytes(b"garbage" * 1000)
+    (tmp_path / "conversations.sqlite").write_bytes(b"garbage" * 1000)
     p = cli(tmp_path, "ask", "--json", "Cheapest H100 per hour?")
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["tool_calls"] and any("damaged" in n for n in d["notices"])
-    assert list(tmp_path.glob("threads.sqlite.corrupt-*"))
+    assert list(tmp_path.glob("conversations.sqlite.corrupt-*"))
 
 
 def test_locked_conversation_store_still_answers(tmp_path):
+    """Another process holds the write lock past the busy timeout: the answer still comes, with a
+    notice that this one turn was not saved; the thread's earlier turns were still read."""
     from assistant.advisor import Advisor
+    from assistant.threads.sqlite_store import SqliteThreadStore
 
-    path = tmp_path / "threads.sqlite"
-    adv = Advisor(checkpoint_path=str(path))
+    path = tmp_path / "conversations.sqlite"
+    adv = Advisor(store=SqliteThreadStore(str(path), busy_timeout_s=0.3))
+    adv.ask("Can I run Llama-3-8B in FP16 on a 24 GB GPU with 8k context?", thread_id="t1")
     locker = sqlite3.connect(path, timeout=0.1)
     locker.execute("BEGIN EXCLUSIVE")
     try:
-        a = adv.ask("Cheapest H100 per hour?", thread_id="t1")
+        a = adv.ask("What if I use 32k context instead?", thread_id="t1")
     finally:
         locker.rollback()
         locker.close()
-    assert a.tool_calls and any("fresh thread" in n for n in a.notices)
+    assert a.tool_calls and any("not saved" in n for n in a.notices)
+    assert a.tool_calls[0].args["seq_len"] == 32768 and a.tool_calls[0].args["model"] == "llama-3-8b"
+    assert adv.store.load(adv_owner(), "t1").turn_count == 1  # the failed write left nothing half-done
+
+
+def adv_owner():
+    from assistant.threads import local_owner
+
+    return local_owner()
 
 
 def test_unwritable_data_directory_still_answers(tmp_path):
