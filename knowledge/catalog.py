@@ -9,6 +9,10 @@ from __future__ import annotations
 
 __all__ = [
     "DATA_DIR",
+    "gpu_name_key",
+    "gpu_names",
+    "model_name_key",
+    "model_names",
     "GpuMatch",
     "load_diffusion_models",
     "load_engines",
@@ -379,3 +383,26 @@ def load_providers() -> dict[str, dict[str, Any]]:
             d[k] = _num(r.get(k, ""))
         out[r["provider"]] = d
     return out
+
+
+# ---- name spotting (public: the conversation engine finds names in free text through these) -------
+
+
+def model_name_key(name: str) -> str:
+    """The normalised key under which a model name is indexed ("Meta-Llama-3.1-8B-Instruct" -> "llama3.18b")."""
+    return _model_key(name)
+
+
+def model_names() -> dict[str, ModelArch]:
+    """{normalised name key: model} over ids, display names, HF repos and aliases of every catalog LLM."""
+    return _model_index()
+
+
+def gpu_name_key(name: str) -> str:
+    """The normalised key under which a GPU name is indexed ("NVIDIA RTX 4090" -> "rtx4090")."""
+    return _gpu_key(name)
+
+
+def gpu_names() -> tuple[dict[str, GpuSpec], dict[str, list[GpuSpec]]]:
+    """({normalised name key: GPU}, {normalised family key: member GPUs}) over every catalog GPU."""
+    return _gpu_index()
