@@ -23,6 +23,7 @@ from tools.errors import AdvisorError, InvalidInput
 MAX_THREAD_ID_CHARS = 128
 MAX_OWNER_CHARS = 256
 _KEY = re.compile(r"^[A-Za-z0-9_.:@\-]+$")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 class ThreadStoreError(AdvisorError):
@@ -130,7 +131,7 @@ def check_key(owner: Any, thread_id: Any) -> tuple[str, str]:
 
 
 def turn_bytes(question: str, answer: str, at: str) -> int:
-    return len(question.encode("utf-8", "replace")) + len(answer.encode("utf-8", "replace")) + len(at)
+    return len(question.encode("utf-8")) + len(answer.encode("utf-8")) + len(at)
 
 
 def state_json(state: dict[str, Any]) -> str:
@@ -145,7 +146,7 @@ def state_json(state: dict[str, Any]) -> str:
 
 def clean_text(text: str) -> str:
     """Text that UTF-8 can store: a lone surrogate becomes U+FFFD instead of failing the write."""
-    return text.encode("utf-8", "replace").decode("utf-8")
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def plan_append(kept: list[tuple[int, int]], new_bytes: int, state_bytes: int,
