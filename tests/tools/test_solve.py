@@ -1,0 +1,123 @@
+"""Solving for the unknown, with hand-worked numbers.
+
+Shared arithmetic (tools.vram, inference, bf16, no tensor parallel):
+  Llama 3.1 8B: 8,030,261,248 params x 2 B = 16.0605 GB of weights;
+  KV cache per token = 2 (K, V) x 8 kv heads x 128 head dim x 2 B x 32 layers = 131,072 B;
+  prefill workspace per prompt token = 2 B x (3 x 4096 + 2 x 4096 + 3 x 14336) = 126,976 B
+  (transformers prefills the whole prompt at once), plus fp32 logits of the last token
+  4 B x 128,256 vocab = 513,024 B per sequence;
+  CUDA context = 0.5 GB + 5 % of everything allocated.
+  GPU memory: a "24 GB" card is 24 GiB = 25.7698 GB, a "48 GB" one 51.5396 GB, "80 GB" 85.8993 GB.
+"""
+
+import pytest
+
+from knowledge.catalog import load_engines, load_gpus, load_training_efficiency, resolve_model
+from tools.cost import BillingPolicy, ServingRequest, serving_economics
+from tools.errors import InvalidInput
+from tools.recommend import RecommendRequest
+from tools.schemas import GpuOffer, VramRequest
+from tools.solve import best_gpu_by_cost, max_batch_that_fits, max_context_that_fits, min_gpu_count, min_gpu_memory
+from tools.vram import estimate_vram
+
+GPUS = {g.id: g for g in load_gpus()}
+L8B = resolve_model("llama-3.1-8b")
+W_8B_GB = 8_030_261_248 * 2 / 1e9
+
+
+def test_max_context_of_llama_3_1_8b_bf16_on_one_l4():
+    # total(s) = 1.05 x (16.0605 + s x (131,072 + 126,976) B + 513,024 B) + 0.5 <= 25.7698 GB
+    # s <= ((25.7698 - 0.5) / 1.05 - 16.0605 - 0.000513) / 0.000258048 = 31,023.08 -> 31,023 tokens
+    by_hand = ((24 * 2**30 / 1e9 - 0.5) / 1.05 - W_8B_GB - 513_024 / 1e9) / (258_048 / 1e9)
+    assert int(by_hand) == 31_023
+    r = max_context_that_fits(L8B, VramRequest(), GPUS["l4"].memory_gb)
+    assert r.solved and r.value == 31_023 and r.unit == "tokens"
+    assert r.limited_by == "kv_cache"  # the KV cache grows fastest with the context
+    assert r.memory_gb <= GPUS["l4"].memory_gb < estimate_vram(L8B, VramRequest(seq_len=31_024)).total_gb
+    assert r.config["seq_len"] == 31_023 and r.config["weight_precision"] == "bf16"
+
+
+def test_max_concurrent_users_at_8k_on_an_l40s():
+    # per sequence of 8,192 tokens: KV 8,192 x 131,072 B = 1.0737 GB (+ 513,024 B of logits);
+    # fixed: 16.0605 GB weights + 8,192 x 126,976 B = 1.0402 GB prefill workspace;
+    # b <= ((51.5396 - 0.5) / 1.05 - 16.0605 - 1.0402) / 1.07425 = 29.33 -> 29 users
+    by_hand = ((48 * 2**30 / 1e9 - 0.5) / 1.05 - W_8B_GB - 8192 * 126_976 / 1e9) / ((8192 * 131_072 + 513_024) / 1e9)
+    assert int(by_hand) == 29
+    r = max_batch_that_fits(L8B, VramRequest(seq_len=8192), GPUS["l40s"].memory_gb)
+    assert r.solved and r.value == 29 and r.unit == "sequences" and r.limited_by == "kv_cache"
+    assert not r.findings  # under vLLM's default cap of 256 sequences
+
+
+def test_min_h100_count_to_serve_llama_3_1_405b_in_fp8():
+    # fp8 weights: 401.65 B linear params x 1 B + 4.21 B embedding/LM-head params x 2 B = 410.06 GB.
+    # Tensor parallel must divide 128 heads: 1, 2, 4, 8 ... At 4 GPUs the weights alone are
+    # 410.06 / 4 = 102.5 GB > 85.9 GB; at 8 they are 51.3 GB and all of it 55.4 GB: 8 H100s, the single
+    # 8-GPU node Meta's Llama 3.1 release says the FP8 405B runs on.
+    a = resolve_model("llama-3.1-405b")
+    assert (401_646_551_040 * 1 + 4_206_837_760 * 2) / 1e9 / 4 > GPUS["h100-sxm"].memory_gb
+    r = min_gpu_count(a, VramRequest(weight_precision="fp8", seq_len=8192), GPUS["h100-sxm"].memory_gb)
+    assert r.solved and r.value == 8 and r.unit == "GPUs"
+    assert r.config["tensor_parallel"] == 8 and r.limited_by == "weights"
+    assert 51 < r.memory_gb < 60
+
+
+def test_min_gpu_count_for_training_uses_fsdp_and_says_when_nothing_fits():
+    a = resolve_model("llama-3.1-70b")
+    # full fine-tuning without checkpointing: the activations of one 2,048-token sequence (~96 GB
+    # on each GPU) do not shrink with sharding, so no number of 80 GB GPUs holds it
+    r = min_gpu_count(a, VramRequest(method="full"), GPUS["h100-sxm"].memory_gb, max_gpus=64)
+    assert not r.solved and r.limited_by == "activations" and r.findings[0].code == "exceeds_max_gpus"
+    # bf16 training with checkpointing: 70.55 B params x 8 B (2 weights + 2 grads + 4 AdamW moments) =
+    # 564.4 GB sharded over n, + 2 gathered layers (2 x 1.71 GB), activations 4.36 GB, logits 2.63 GB,
+    # CUDA context 0.5 GB + 5 %:
+    #   n = 7: 564.4 / 7 + 3.42 + 4.36 + 2.63 = 91.04 GB -> x 1.05 + 0.5 = 96.1 GB > 85.9 GB
+    #   n = 8: 564.4 / 8 + 3.42 + 4.36 + 2.63 = 80.97 GB -> x 1.05 + 0.5 = 85.5 GB <= 85.9 GB (just)
+    def by_hand(n):
+        return 1.05 * (70_553_706_496 * 8 / 1e9 / n + 3.42 + 4.363 + 2.627) + 0.5
+    assert by_hand(7) > GPUS["h100-sxm"].memory_gb > by_hand(8) - 0.1
+    r = min_gpu_count(a, VramRequest(method="full", training_precision="bf16", grad_checkpointing=True),
+                      GPUS["h100-sxm"].memory_gb, max_gpus=64)
+    assert r.solved and r.value == 8 and r.config["sharding"] == "fsdp" and r.config["gpus"] == 8
+    assert r.memory_gb == pytest.approx(by_hand(8), abs=0.1)
+    assert r.limited_by == "optimizer"  # the largest part at 7 GPUs
+
+
+def test_min_gpu_memory_and_the_gpus_that_have_it():
+    r = min_gpu_memory(L8B, VramRequest(seq_len=8192), list(GPUS.values()))
+    # 1.05 x (16.0605 + 1.0737 + 1.0402 + 0.0005) + 0.5 = 19.58 GB = 18.24 GiB: no 16 GB card, every 24 GB one
+    assert r.value == pytest.approx(1.05 * (W_8B_GB + 8192 * 131_072 / 1e9 + 8192 * 126_976 / 1e9 + 513_024 / 1e9)
+                                    + 0.5, abs=1e-4)
+    assert r.details["required_gib"] == pytest.approx(r.value * 1e9 / 2**30)
+    names = [g["name"] for g in r.details["gpus"]]
+    assert "L4" in names and "RTX 4090" in names and "T4" not in names and "RTX 4080" not in names
+    mems = [g["memory_gb"] for g in r.details["gpus"]]
+    assert mems == sorted(mems) and mems[0] >= r.value
+    assert r.limited_by == "weights"
+
+
+def test_best_gpu_by_cost_for_serving_is_the_lowest_dollars_per_million_tokens():
+    def offer(gid, price):
+        g = GPUS[gid]
+        return GpuOffer(provider="p", instance_type=gid, accelerator_name=g.name, gpu_id=gid, gpu_name=g.name,
+                        gpu_count=1, gpu_memory_gb=g.memory_gb, price_usd_per_hour=price, as_of="2026-05-20")
+    prices = {"l4": 0.70, "l40s": 0.90, "h100-sxm": 2.50}
+    vllm = next(e for e in load_engines() if e.id == "vllm")
+    req = RecommendRequest(workload="serve", context_tokens=4096, concurrent_users=16)
+    r = best_gpu_by_cost(L8B, req, [offer(g, p) for g, p in prices.items()], GPUS, vllm, load_training_efficiency(),
+                         {"p": BillingPolicy(provider="p", increment_s=1)})
+    # each candidate priced independently with the one serving-economics function (3,072 + 1,024 tokens)
+    each = {g: serving_economics(L8B, GPUS[g], vllm, ServingRequest(prompt_tokens=3072, output_tokens=1024,
+                                                                     concurrent_users=16), p).at_load
+            for g, p in prices.items()}
+    best = min(each, key=lambda g: each[g].usd_per_million_tokens)
+    assert r.solved and r.unit == "usd_per_million_tokens" and r.config["gpu_id"] == best
+    assert r.value == pytest.approx(each[best].usd_per_million_tokens)
+    assert all(o["value"] >= r.value for o in r.details["runners_up"])
+
+
+def test_nothing_fits_at_the_minimum_and_bad_memory_is_named():
+    r = max_context_that_fits(resolve_model("llama-3.1-405b"), VramRequest(), GPUS["l4"].memory_gb)
+    assert not r.solved and r.value is None and r.limited_by == "does_not_fit_at_minimum"
+    assert r.findings[0].params["largest_component"] == "weights"
+    with pytest.raises(InvalidInput, match="gpu_memory_gb"):
+        max_batch_that_fits(L8B, VramRequest(), 0.0)
