@@ -43,12 +43,17 @@ class Option(BaseModel):
 
 
 class Table(BaseModel):
-    """A side-by-side table with the same rows for each compared item."""
+    """A side-by-side table with the same rows for each compared item.
+
+    A column header is a message catalog key (it has a dot: 'col.gpu') or a name shown as it is
+    ('H100 SXM'). A cell is a name (str), a number (formatted with the column's unit from `units`),
+    None (unknown), {"v": number, "u": unit key} (a quantity with its own unit) or
+    {"code": key, "params": {...}} (a phrase from the catalog)."""
 
     title: Finding | None = None
-    columns: list[str] = Field(description="message catalog keys of the column headers")
+    columns: list[str] = Field(description="message catalog keys of the column headers, or names")
     rows: list[list[Any]]
-    units: list[str] = Field(default_factory=list)
+    units: list[str] = Field(default_factory=list, description="unit key per column ('' = none)")
 
 
 class CitationRef(BaseModel):
@@ -76,3 +81,6 @@ class Sections(BaseModel):
     citations: list[CitationRef] = Field(default_factory=list)
     data_date: str | None = Field(None, description="date of the price data used, ISO")
     notices: list[Finding] = Field(default_factory=list)
+    data_stale: bool = Field(False, description="the price data is old: check live prices before renting")
+    details: list[str] = Field(default_factory=list,
+                               description="English only: the tools' own notes (code identifiers filtered out)")

@@ -1,0 +1,92 @@
+"""Helpers shared by the answer parts: result lookup, verdicts, details, the data's date, errors."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from assistant.engine.answer import Finding, KeyNumber, Sections
+from assistant.engine.query import Query
+
+Done = list[tuple[str, dict, dict]]
+
+# A tool note that names a code identifier or a CLI flag is not for a chat answer.
+_CODEISH = re.compile(r"--[a-z]|\b[a-z][a-z0-9]*_[a-z0-9_]*[a-z0-9]\b|`|\btorch\.|\bconfig\.json\b")
+_CLOSEST = re.compile(r"Closest known: (.*?)\.(?:\s|$)")
+_UNKNOWN = re.compile(r"^Unknown (model|GPU) '(.*?)'")
+_AMBIGUOUS = re.compile(r"^(?:Model|GPU) name '(.*?)' is ambiguous: it matches (.*?)\. Say which\.")
+_INVALID = re.compile(r"^Invalid (\w+): (.*?)\. Accepted: (.*)\.$", re.S)
+
+
+def results(done: Done, *names: str) -> list[tuple[dict, dict]]:
+    """(args, result) of the successful calls of these tools, in call order."""
+    return [(a, r) for n, a, r in done if n in names and isinstance(r, dict) and "error" not in r]
+
+
+def set_verdict(s: Sections, verdict: str) -> None:
+    """The first part to decide sets the verdict; a later 'info' never overrides it."""
+    if s.verdict == "info":
+        s.verdict = verdict  # type: ignore[assignment]
+
+
+def add_details(s: Sections, notes: list[str] | None, limit: int = 8) -> None:
+    """English tool notes for the details list, without code identifiers, flags or repeats."""
+    if s.lang != "en":
+        return
+    for x in notes or []:
+        if isinstance(x, str) and x and not _CODEISH.search(x) and x not in s.details and len(s.details) < limit:
+            s.details.append(x)
+
+
+def note_data(s: Sections, r: dict[str, Any]) -> None:
+    """Keep the newest price date seen in a result (and whether it is stale)."""
+    d = r.get("as_of")
+    if isinstance(d, str) and d and (s.data_date is None or d > s.data_date):
+        s.data_date = d
+    if r.get("stale"):
+        s.data_stale = True
+
+
+def kn(label: str, value: Any, unit: str = "", note: Finding | None = None) -> KeyNumber:
+    return KeyNumber(label=label, value=value, unit=unit, note=note)
+
+
+def q_(v: Any, u: str) -> dict[str, Any]:
+    """A quantity parameter for a message: rendered with its unit in the answer's language."""
+    return {"v": v, "u": u}
+
+
+def model_name(r: dict[str, Any], q: Query | None = None) -> str:
+    m = r.get("model")
+    if isinstance(m, dict) and m.get("name"):
+        return str(m["name"])
+    if isinstance(r.get("inputs"), dict) and r["inputs"].get("model"):
+        return str(r["inputs"]["model"])
+    if q is not None:
+        return q.model_text or q.model or (f"{q.params_b:g}B" if q.params_b else "")
+    return ""
+
+
+def error_info(r: dict[str, Any]) -> dict[str, Any]:
+    """What went wrong, as data: {'type', 'name', 'suggestions'} or {'type', 'field', 'value', 'accepted'}.
+
+    Reads `error_info` (or an `error` dict) when the tool wrapper gives one; otherwise reads the
+    message of the typed errors in tools/errors.py, whose wording is that module's contract."""
+    err = r.get("error")
+    if isinstance(r.get("error_info"), dict):
+        return dict(r["error_info"])
+    if isinstance(err, dict):
+        return dict(err)
+    text = str(err or "")
+    m = _UNKNOWN.match(text)
+    if m:
+        close = _CLOSEST.search(text)
+        return {"type": "UnknownModel" if m.group(1) == "model" else "UnknownGpu", "name": m.group(2),
+                "suggestions": [x.strip() for x in close.group(1).split(",")] if close else []}
+    m = _AMBIGUOUS.match(text)
+    if m:
+        return {"type": "Ambiguous", "name": m.group(1), "suggestions": [x.strip() for x in m.group(2).split(",")]}
+    m = _INVALID.match(text)
+    if m:
+        return {"type": "InvalidInput", "field": m.group(1), "value": m.group(2), "accepted": m.group(3)}
+    return {"type": "Other", "message": text}

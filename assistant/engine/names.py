@@ -1,0 +1,173 @@
+"""Names in free text: catalog models, image pipelines, GPUs, providers, engines and regions.
+
+Every name comes from the catalogs (knowledge/*.csv) or the lexicons; nothing is restated here.
+A model- or GPU-like word that is not in the catalog is returned as unknown, never replaced by a
+default: the answer asks about it, offering the closest known names.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Span", "find_models", "find_gpus", "find_providers", "find_concepts", "first_concept"]
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from assistant.engine.lexicon import pattern_map
+from knowledge.catalog import gpu_name_key, gpu_names, load_providers, model_name_key, model_names, resolve_diffusion
+from tools.errors import UnknownModel
+
+_TOKEN = re.compile(r"[a-z0-9][a-z0-9.\-_/]*[a-z0-9]|[a-z0-9]")
+# Family words that make a following version/size a model name even when the catalog lacks it.
+_MODEL_FAMILIES = (r"llama|mistral|mixtral|qwen|gemma|phi|falcon|deepseek|gpt|claude|grok|yi|command-?r|olmo|"
+                   r"starcoder|codellama|vicuna|bloom|opt|mpt|solar|nemotron|jamba|dbrx|internlm|baichuan|chatglm|glm|"
+                   r"kimi|minimax|smollm|granite|aya|orca|zephyr|tinyllama|stablelm|pythia|t5|bert")
+_UNKNOWN_MODEL = re.compile(
+    rf"\b((?:{_MODEL_FAMILIES})(?:[\s\-_.]?(?:v?\d+(?:\.\d+)?|[a-z]+))*?[\s\-_.]?\d+(?:\.\d+)?\s?[bmt])\b"
+    rf"|\b((?:{_MODEL_FAMILIES})[\s\-_.]?v?\d+(?:\.\d+)?(?:[\s\-_.](?:ultra|turbo|pro|max|mega|mini|large|instruct|[a-z]+\d*))*)\b")
+_UNKNOWN_GPU = re.compile(r"\b((?:gtx|rtx|tesla|quadro|radeon|rx|geforce|instinct)\s?[a-z]?\d{3,4}\w*|"
+                          r"(?:[abhlv]|mi|gb|b)\d{2,3}[a-z]?)\b")
+
+
+@dataclass(frozen=True)
+class Span:
+    start: int
+    end: int
+    value: str      # catalog id / name / concept
+    text: str       # as written
+
+
+def _tokens(text: str) -> list[tuple[int, int, str]]:
+    return [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text)]
+
+
+def find_models(text: str) -> tuple[Span | None, Span | None]:
+    """(catalog LLM or image pipeline, unknown model-like name) — longest n-gram that is a catalog key."""
+    toks = _tokens(text)
+    idx = model_names()
+    best: Span | None = None
+    for i in range(len(toks)):
+        for n in range(min(7, len(toks) - i), 0, -1):
+            s, e = toks[i][0], toks[i + n - 1][1]
+            cand = text[s:e]
+            if not re.search(r"[a-z]", cand) or (n == 1 and not re.search(r"\d", cand) and len(cand) < 5):
+                continue
+            key = model_name_key(cand)
+            hit = idx.get(key)
+            if hit is None and n >= 2 and len(key) >= 6 and re.search(r"\d", key):
+                ids = {m.id for k, m in idx.items() if k.startswith(key)}
+                if len(ids) == 1:
+                    hit = next(m for k, m in idx.items() if k.startswith(key))
+            if hit is not None:
+                if best is None or (e - s) > (best.end - best.start):
+                    best = Span(s, e, hit.id, cand)
+                break
+    if best:
+        return best, None
+    pipe = _find_pipeline(text, toks)
+    if pipe:
+        return pipe, None
+    m = _UNKNOWN_MODEL.search(text)
+    if m:
+        g = 1 if m.group(1) else 2
+        return None, Span(m.start(g), m.end(g), m.group(g), m.group(g))
+    m = re.search(r"\b([a-z]{3,}[a-z0-9.]*(?:[-_][a-z0-9.]+)*[-_]\d+(?:\.\d+)?[bm](?:[-_][a-z0-9.]+)*)\b", text)
+    if m:
+        return None, Span(m.start(1), m.end(1), m.group(1), m.group(1))
+    return None, None
+
+
+def _find_pipeline(text: str, toks: list[tuple[int, int, str]]) -> Span | None:
+    for i in range(len(toks)):
+        for n in range(min(4, len(toks) - i), 0, -1):
+            s, e = toks[i][0], toks[i + n - 1][1]
+            cand = text[s:e]
+            if len(cand) < 3 or not re.search(r"[a-z]", cand):
+                continue
+            try:
+                pipe = resolve_diffusion(cand)
+            except UnknownModel:
+                pipe = None
+            if pipe:
+                return Span(s, e, pipe[0].model_id, cand)
+    return None
+
+
+def find_gpus(text: str, skip: list[tuple[int, int]]) -> tuple[list[Span], list[Span]]:
+    """(catalog GPUs in the order written, unknown GPU-like names). `skip` spans (a model name) are not read.
+
+    A number right before "GB" is a memory size, never a GPU ("a 16 GB card" is not the A16); a lone
+    article is never the start of a name ("a 10" is not the A10)."""
+    toks = [t for t in _tokens(text) if not any(a <= t[0] < b for a, b in skip)]
+    exact, families = gpu_names()
+    found: list[Span] = []
+    used: set[int] = set()
+    for i in range(len(toks)):
+        if i in used:
+            continue
+        for n in range(min(4, len(toks) - i), 0, -1):
+            s, e = toks[i][0], toks[i + n - 1][1]
+            if n > 1 and (len(toks[i][2]) == 1 or toks[i][2].isdigit() and len(toks[i][2]) < 3):
+                continue
+            if any(toks[j][0] - toks[j - 1][1] > 1 for j in range(i + 1, i + n)):
+                continue  # only names written together ("rtx 4090", "a100-80gb")
+            key = gpu_name_key(text[s:e])
+            if key not in exact and key not in families:
+                key = gpu_name_key(re.sub(r"(?<=\d)s$", "", text[s:e]))  # "4090s", "h100s"
+            if not key or (key.isdigit() and len(key) < 4):
+                continue
+            if re.match(r"\s*(?:gb|gib|g\b|جی بی)", text[e:e + 5]) and key.isdigit():
+                continue
+            if key in exact or key in families:
+                name = exact[key].name if key in exact else families[key][0].family
+                found.append(Span(s, e, name, text[s:e]))
+                used.update(range(i, i + n))
+                break
+    unknown = []
+    for m in _UNKNOWN_GPU.finditer(text):
+        if any(a <= m.start() < b for a, b in skip) or any(f.start <= m.start() < f.end for f in found):
+            continue
+        if re.match(r"\s*(?:gb|gib|bit|b\b|k\b|m\b|x\b)", text[m.end():m.end() + 4]) or re.search(r"\d[bm]$", m.group(1)):
+            continue
+        k = gpu_name_key(m.group(1))
+        if k in exact or k in families:
+            continue
+        bare = re.fullmatch(r"[abhlv]\d{2}[a-z]?", m.group(1))
+        if bare and not re.search(r"\b(?:gpus?|cards?|nvidia|rent|instances?)\b|جی پی یو|کارڈ", text):
+            continue
+        unknown.append(Span(m.start(1), m.end(1), m.group(1), m.group(1)))
+    return found, unknown
+
+
+@lru_cache(maxsize=1)
+def _provider_patterns() -> dict[str, re.Pattern]:
+    extra = {"aws": r"amazon|ec2", "gcp": r"google cloud|google|gce", "azure": r"microsoft azure", "lambda": r"lambda labs|lambda cloud",
+             "vast": r"vast\.ai|vastai", "runpod": r"run ?pod", "coreweave": r"core ?weave", "paperspace": r"paper ?space"}
+    out = {}
+    for p in load_providers():
+        alt = re.escape(p) + (f"|{extra[p]}" if p in extra else "")
+        out[p] = re.compile(rf"(?<![\w-])(?:{alt})(?![\w-])")
+    return out
+
+
+def find_providers(text: str) -> list[Span]:
+    out = []
+    for p, pat in _provider_patterns().items():
+        for m in pat.finditer(text):
+            out.append(Span(m.start(), m.end(), p, m.group()))
+            break
+    return sorted(out, key=lambda s: s.start)
+
+
+def find_concepts(text: str, key: str) -> list[Span]:
+    """Every match of a lexicon concept map (method, precision, engine, regions ...), in text order."""
+    out = []
+    for concept, pat in pattern_map(key).items():
+        for m in pat.finditer(text):
+            out.append(Span(m.start(), m.end(), concept, m.group()))
+    return sorted(out, key=lambda s: (s.start, -(s.end - s.start)))
+
+
+def first_concept(text: str, key: str) -> Span | None:
+    spans = find_concepts(text, key)
+    return spans[0] if spans else None

@@ -1,0 +1,207 @@
+"""Quantity + unit + role: what each number of a question is.
+
+A number's role comes from the unit written next to it and the cue words around it (lexicon
+data): "512 tokens" after "50k examples of" is tokens per example, "8k context" a context length,
+"2 A100s" a GPU count, "$2/hr" an hourly budget, "by 6 hours" a deadline. A number with no role is
+returned unassigned, so the answer can say it was not used.
+"""
+
+from __future__ import annotations
+
+__all__ = ["assign_roles"]
+
+import re
+from dataclasses import dataclass, field
+
+from assistant.engine.lexicon import patterns, pattern_map
+from assistant.engine.numbers import Num
+
+
+@dataclass
+class Roles:
+    values: dict[str, float] = field(default_factory=dict)
+    used: set[int] = field(default_factory=set)        # indexes of numbers given a role
+    precision_bits: list[tuple[int, int]] = field(default_factory=list)  # (bits, position) for "8-bit"
+
+
+def _unit(key: str) -> re.Pattern:
+    return pattern_map("units")[key]
+
+
+def _starts(pat: re.Pattern, s: str) -> re.Match | None:
+    return pat.match(s.lstrip(" -~:=")) if s else None
+
+
+def _near(key: str, s: str) -> bool:
+    p = patterns(key)
+    return bool(p and p.search(s))
+
+
+_TOKENS_EACH = re.compile(r"(?:each|per (?:example|sample|row|conversation|record|item|doc\w*|pair|instruction|entry)|"
+                          r"avg|average|averag\w+|on average|apiece|long|of about|of around|of ~|of roughly|of|~|about|"
+                          r"around|approx\w*|roughly|with|har|fi|ہر|اوسط)\W*$")
+_DATASET = re.compile(r"dataset|corpus|of data|of text|training data|\btrain(?:ing)? on\b|\bon\b\W*$|ڈیٹا|ڈیٹاسیٹ")
+_CONTEXT_NEAR = re.compile(r"context|ctx|window|seq(?:uence)?[ _-]?len|max[ _-]?len|sequence|کانٹیکسٹ|سیاق")
+_PROMPT_NEAR = re.compile(r"prompt|input|پرامپٹ")
+_OUTPUT_NEAR = re.compile(r"output|generat|response|completion|new tokens|answer|آؤٹ پٹ")
+_MEMORY_NEAR = re.compile(r"card|gpu|vram|class|wala|wali|wale|memory|version|variant|والا|والی|والے|کارڈ|جی پی یو|میموری")
+_EGRESS_NEAR = re.compile(r"egress|out of|outbound|transfer|download|serv(?:e|ing) out|send|move|bahar|باہر|ایگریس")
+_STORAGE_NEAR = re.compile(r"storage|disk|ssd|nvme|volume|store|checkpoints?|persist|bucket|s3|اسٹوریج|سٹوریج")
+_TIME_UNITS = (("minutes", 1 / 60), ("hours", 1.0), ("days", 24.0), ("weeks", 168.0), ("months", 730.0), ("seconds", 1 / 3600))
+
+
+def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], has_model: bool) -> Roles:
+    """Give each number of `text` its role; `gpu_spans` are where GPU names were found."""
+    r = Roles()
+    _resolution(text, nums, r)
+    for i, n in enumerate(nums):
+        if i in r.used:
+            continue
+        right = text[n.end:n.end + 40]
+        left = text[max(0, n.start - 40):n.start]
+        role = _role(text, n, right, left, gpu_spans, has_model, nums, i, r)
+        if role is None:
+            continue
+        name, value = role
+        if name == "_bits":
+            r.precision_bits.append((int(value), n.start))
+            r.used.add(i)
+            continue
+        if name not in r.values:
+            r.values[name] = value
+        r.used.add(i)
+    return r
+
+
+def _resolution(text: str, nums: list[Num], r: Roles) -> None:
+    for m in re.finditer(r"(\d{3,4})\s*[x×*]\s*(\d{3,4})", text):
+        r.values.setdefault("resolution", float(m.group(1)))
+        for i, n in enumerate(nums):
+            if m.start() <= n.start < m.end():
+                r.used.add(i)
+
+
+def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):  # noqa: C901 - a grammar table
+    v = n.value
+    rs = right.lstrip(" -~:=")
+    # GPU count: "8x h100", "2 a100s", "two 4090s", "4 gpus", "h100 x8"
+    after = n.end + (len(right) - len(right.lstrip(" x×-")))
+    if any(a == after or (0 <= a - n.end <= 9 and re.fullmatch(r"\s*[x×]?\s*(?:nvidia\s+|geforce\s+)?", text[n.end:a]))
+           for a, _ in gpu_spans):
+        return ("gpu_count", v) if 0 < v <= 100000 else None
+    if re.search(r"[x×]\s*$", left) and any(b >= n.start - 3 and b <= n.start for _, b in gpu_spans):
+        return ("gpu_count", v)
+    if any(0 <= n.start - b <= 3 for _, b in gpu_spans) and re.match(r"\s*[x×]", text[n.start - 2:n.start] or ""):
+        return ("gpu_count", v)
+    if _starts(_unit("bit"), right) and not re.match(r"[- ]?bits?\s*(?:adam|optim|paged)", right.lstrip()):
+        kv = bool(re.match(r"[- ]?bits?\s*(?:kv|key)", right.lstrip()))
+        return ("_bits", -v if kv else v)  # negative: the KV cache's bits, not the weights'
+
+    if _starts(_unit("tps"), right):
+        return ("min_tokens_per_s", v)
+    if re.match(r"\s*(?:gb|gib|gigs?|gigabytes?|g\b|جی بی)", right):
+        return _memory_role(v, right, left, has_model, gpu_spans)
+    if re.match(r"\s*(?:tb|tib|terabytes?|ٹی بی)", right):
+        role = _memory_role(v * 1000, right, left, has_model, gpu_spans)
+        return role if role and role[0] in ("egress_gb", "storage_gb") else ("storage_gb", v * 1000)
+    if re.search(r"(?:\$|usd|us\$)\s*$", left) or _starts(_unit("usd"), right):
+        tail = right if not _starts(_unit("usd"), right) else right[_starts(_unit("usd"), right).end():]
+        if re.match(r"\s*(?:/|per|an|a|each|fi|فی)?\s*(?:gpu[- ]?)?(?:hour|hr|h\b|ghant|گھنٹ)", tail.lstrip()) or \
+                re.match(r"\s*/\s*h", tail):
+            return ("budget_usd_per_hour", v)
+        if re.match(r"\s*(?:/|per)\s*(?:m\b|million|mtok|1m)", tail):
+            return None
+        return ("budget_usd_total", v)
+    if n.scale in ("b", "bn", "billion", "t", "trillion", "ارب", "بلین", "arab") or _starts(_unit("params"), right):
+        if re.match(r"\s*(?:training )?tokens?", right):
+            return ("dataset_tokens", v)
+        if n.scale:
+            return ("params_b", v / 1e9)
+        if re.match(r"\s*(?:-|\s)?(?:param|parameter)", right):
+            return ("params_b", v / 1e9 if v >= 1e6 else v)
+    if _starts(_unit("context"), right) or re.search(r"(?:context|ctx|context length|context window|seq(?:uence)?(?:[ _-]?len(?:gth)?)?|max[ _-]?len)\s*(?:of|=|:|is|at|to|length)?\s*(?:~|about|around)?\s*$", left) \
+            or re.search(r"(?:کانٹیکسٹ|سیاق)\s*$", left):
+        return ("context_tokens", _ctx(n))
+    if _starts(_unit("tokens"), right) or re.match(r"\s*[- ]?token", right):
+        return _token_role(n, right, left, nums, i, r)
+    if _starts(_unit("prompt"), right) and n.value >= 16:
+        return ("prompt_tokens", _ctx(n))
+    if _starts(_unit("examples"), right):
+        return ("examples", v)
+    if _starts(_unit("epochs"), right) or re.search(r"epochs?\s*(?:=|:|of)?\s*$", left):
+        return ("epochs", v) if v <= 1000 else None
+    if re.search(r"(?:batch(?:[- ]?size)?|micro-?batch(?:[- ]?size)?|\bbs|mbs|بیچ(?: سائز)?)\s*(?:of|=|:|is)?\s*$", left) or \
+            re.match(r"\s*(?:batch|بیچ)", right):
+        return ("batch", v)
+    if _starts(_unit("users"), right):
+        return ("concurrent_users", v)
+    if re.search(r"(?:rank|\br|رینک)\s*(?:of|=|:)?\s*$", left) or re.match(r"\s*rank\b", right):
+        return ("lora_rank", v)
+    for unit, factor in _TIME_UNITS:
+        m = _starts(_unit(unit), right)
+        if m and not (unit == "minutes" and n.scale) and not re.match(r"\s*m\b", right) or \
+                (m and unit == "hours" and re.match(r"\s*h\b", right)):
+            return _time_role(v * factor, left, right)
+    if _starts(_unit("images"), right):
+        return ("images", v)
+    if _starts(_unit("steps"), right) or re.search(r"steps?\s*(?:=|:|of)?\s*$", left):
+        return ("steps", v)
+    if re.match(r"\s*(?:px|pixels?|p\b)", right) or re.search(r"(?:resolution|res)\s*(?:of|=|:|at)?\s*$", left):
+        return ("resolution", v)
+    if n.is_word and 0 < v <= 16 and re.match(r"\s*\d+\s?(?:gb|gib)\s*(?:card|gpu|vram|کارڈ|جی پی یو|wala|والا|والی)", right):
+        return ("gpu_count", v)
+    if _starts(_unit("gpus"), right) and not re.match(r"\s*x\b", right):
+        return ("gpu_count", v) if 0 < v <= 100000 else None
+    if _starts(_unit("nodes"), right):
+        return ("_nodes", v)
+    # "at 32k", "32k?" on its own: a context length when written with k and in the range of contexts
+    if n.scale == "k" and 0.5 <= v / 1000 <= 10000 and not re.match(r"\s*(?:/|per|rows|samples|examples)", right):
+        if re.search(r"(?:at|with|to|use|using|of|for|پر|pe)\s*$", left) or not rs or rs[0] in "?.,!)":
+            return ("context_tokens", _ctx(n))
+    if re.search(r"(?:users?|requests?|concurrency|concurrent)\s*(?:of|=|:)?\s*$", left):
+        return ("concurrent_users", v)
+    return None
+
+
+def _ctx(n: Num) -> float:
+    """A context written with k is binary ("8k" = 8,192), as model windows are."""
+    return n.value / 1000 * 1024 if n.scale == "k" else n.value
+
+
+def _memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans) -> tuple[str, float] | None:
+    window = right[:30] + " " + left[-30:]
+    if _EGRESS_NEAR.search(window):
+        return ("egress_gb", v)
+    if _STORAGE_NEAR.search(window) or re.search(r"dataset|data\b", right[:20]):
+        return ("storage_gb", v)
+    if _MEMORY_NEAR.search(right[:25]) or re.search(r"(?:with|of|has|having|got|only|my|a|an|one|single)\s*$", left) \
+            or not gpu_spans:
+        return ("gpu_memory_gb", v)
+    return None
+
+
+def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles) -> tuple[str, float]:
+    near_r, near_l = right[:25], left[-25:]
+    if _CONTEXT_NEAR.search(near_r) or _CONTEXT_NEAR.search(near_l):
+        return ("context_tokens", _ctx(n))
+    if _PROMPT_NEAR.search(near_r[:15]) or re.search(r"(?:prompt|input)s?\s*(?:of|=|:|is|with)?\s*(?:~|about)?\s*$", near_l):
+        return ("prompt_tokens", _ctx(n))
+    if _OUTPUT_NEAR.search(near_r[:20]) or re.search(r"(?:output|generate|generating|respond|answer)s?\s*(?:of|=|:|is|with|up to)?\s*(?:~|about)?\s*$", near_l):
+        return ("output_tokens", _ctx(n))
+    examples_before = "examples" in r.values and any(
+        j < i and 0 <= n.start - nums[j].end <= 45 for j in r.used if j < len(nums))
+    if (_TOKENS_EACH.search(left[-22:]) and (examples_before or "examples" in r.values or n.value < 100000)) or \
+            re.match(r"\s*tokens?\s*(?:each|per|apiece|har|ہر)", right):
+        return ("tokens_per_example", n.value)
+    if _DATASET.search(near_r) or _DATASET.search(near_l) or n.value >= 2_000_000:
+        return ("dataset_tokens", n.value)
+    return ("context_tokens", _ctx(n))
+
+
+def _time_role(hours: float, left: str, right: str) -> tuple[str, float]:
+    cue = patterns("deadline_cues")
+    l_tail = left[-18:]
+    if cue and cue.search(l_tail) or re.match(r"\s*\w*\s*(?:tak|تک|کے اندر|اندر|se pehle|سے پہلے|میں|mein|me)\b", right) \
+            or re.search(r"(?:deadline|due)\b", left):
+        return ("deadline_hours", hours)
+    return ("duration_hours", hours)

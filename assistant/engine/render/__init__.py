@@ -1,0 +1,116 @@
+"""Renderers of the typed answer, one per front end: CLI text, Gradio Markdown, Slack Block Kit.
+
+Each reads `Sections` (assistant/engine/answer.py) through the same layout; none parses text.
+    render_text(sections) -> str
+    render_markdown(sections) -> str
+    render_slack(sections) -> (fallback_text, blocks)
+"""
+
+from __future__ import annotations
+
+__all__ = ["render", "render_markdown", "render_slack", "render_text"]
+
+from typing import Any
+
+from assistant.engine.answer import Sections
+from assistant.engine.render.layout import Block, layout
+from assistant.formatting import table as text_table
+
+
+def _sections(s: Sections | dict[str, Any]) -> Sections:
+    return s if isinstance(s, Sections) else Sections.model_validate(s)
+
+
+def _text_block(b: Block) -> list[str]:
+    if b.kind == "heading":
+        return ["", b.text.rstrip(":：") + ":"]
+    if b.kind == "bullets":
+        return [f"- {x}" for x in b.items]
+    if b.kind == "numbered":
+        out = []
+        for i, (title, subs) in enumerate(b.items, 1):
+            out.append(f"{i}. {title}")
+            out += [f"   - {x}" for x in subs]
+        return out
+    if b.kind == "table":
+        return text_table(b.headers, b.rows, "".join("r" if n else "l" for n in b.numeric)).split("\n")
+    if b.kind == "cites":
+        return [f"- [{pid}] “{quote}” ({title})" for pid, title, quote in b.items]
+    if b.kind == "note" or b.kind == "understood":
+        return [b.text] if b.kind == "understood" else ["", b.text]
+    return [b.text]
+
+
+def render_text(sections: Sections | dict[str, Any]) -> str:
+    """Plain text for the terminal: headings end with ':', one bullet per line, fixed-width tables."""
+    blocks = layout(_sections(sections))
+    lines: list[str] = []
+    for i, b in enumerate(blocks):
+        part = _text_block(b)
+        if b.kind == "headline" and i > 0 and blocks[i - 1].kind == "understood":
+            part = [""] + part
+        lines += part
+    return _squeeze(lines)
+
+
+def _squeeze(lines: list[str]) -> str:
+    out: list[str] = []
+    for ln in lines:
+        if not ln.strip() and (not out or not out[-1].strip()):
+            continue
+        out.append(ln.rstrip())
+    return "\n".join(out).strip()
+
+
+def _md_escape_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _md_block(b: Block) -> list[str]:
+    if b.kind == "understood":
+        return [f"_{b.text}_", ""]
+    if b.kind == "headline":
+        return [f"**{b.text}**" if len(b.text) <= 200 else b.text, ""]
+    if b.kind == "notice":
+        return [f"> {b.text}", ""]
+    if b.kind == "heading":
+        return ["", f"#### {b.text.rstrip(':：')}", ""]
+    if b.kind == "bullets":
+        return [f"- {x}" for x in b.items] + [""]
+    if b.kind == "numbered":
+        out = []
+        for i, (title, subs) in enumerate(b.items, 1):
+            out.append(f"{i}. {title}")
+            out += [f"    - {x}" for x in subs]
+        return out + [""]
+    if b.kind == "table":
+        head = "| " + " | ".join(_md_escape_cell(h) for h in b.headers) + " |"
+        sep = "|" + "|".join("---:" if n else ":---" for n in b.numeric) + "|"
+        body = ["| " + " | ".join(_md_escape_cell(c) for c in r) + " |" for r in b.rows]
+        return [head, sep, *body, ""]
+    if b.kind == "cites":
+        return [f"- **[{pid}]** “{quote}” — _{title}_" for pid, title, quote in b.items] + [""]
+    if b.kind == "note":
+        return ["", f"_{b.text}_", ""]
+    return [b.text, ""]
+
+
+def render_markdown(sections: Sections | dict[str, Any]) -> str:
+    """Markdown for the Gradio chat: bold verdict, #### headings, lists, pipe tables, italic notes."""
+    lines: list[str] = []
+    for b in layout(_sections(sections)):
+        lines += _md_block(b)
+    return _squeeze(lines)
+
+
+def render_slack(sections: Sections | dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """(fallback text, Block Kit blocks) for Slack; see assistant/engine/render/slack.py."""
+    from assistant.engine.render.slack import blocks_for
+
+    s = _sections(sections)
+    return blocks_for(layout(s), render_text(s))
+
+
+def render(sections: Sections | dict[str, Any], fmt: str = "text") -> str:
+    """render_text or render_markdown by name ('text' | 'markdown')."""
+    return render_markdown(sections) if fmt == "markdown" else render_text(sections)

@@ -1,0 +1,129 @@
+"""Message catalogs (assistant/engine/messages/<lang>.json) and the formatting of their parameters.
+
+A template is a `str.format` string; a placeholder's format spec says how to show its value:
+`{x:k}` a catalog key (its label), `{x:t}` a vocabulary term (looked up as `term.<x>`), `{x:gb}`,
+`{x:usd_h}`, `{x:tokens}` ... a quantity with that unit (`unit.<u>` templates). Without a spec, a
+nested finding ({"code", "params"}) or quantity ({"v", "u"}) renders itself, an int gets
+separators, a float `formatting.number`, a list is joined. Numbers stay numbers until here.
+"""
+
+from __future__ import annotations
+
+__all__ = ["LANGS", "catalog", "fmt_value", "label", "message", "quantity", "term"]
+
+import json
+import string
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from assistant.formatting import compact, count, number, usd
+
+MESSAGES_DIR = Path(__file__).resolve().parent.parent / "messages"
+LANGS = ("en", "ur")
+_MONEY = {"usd", "usd_h", "usd_gpu_h", "usd_mtok", "usd_month", "usd_gb", "usd_gb_month"}
+_COUNTS = {"tokens", "int", "gpus", "seq", "examples", "users", "steps", "images"}
+
+
+@lru_cache(maxsize=None)
+def catalog(lang: str) -> dict[str, str]:
+    """{code: template} of one language (English for an unknown language)."""
+    lang = lang if lang in LANGS else "en"
+    data = json.loads((MESSAGES_DIR / f"{lang}.json").read_text(encoding="utf-8"))
+    return {k: v for k, v in data.items() if not k.startswith("_")}
+
+
+def _humanize(key: str) -> str:
+    return key.rsplit(".", 1)[-1].replace("_", " ")
+
+
+def label(lang: str, key: str) -> str:
+    """The text of a catalog key, a name shown as it is when it is not a key (no dot, or a space)."""
+    key = str(key)
+    if "." not in key or " " in key:
+        return key
+    t = catalog(lang).get(key) or catalog("en").get(key)
+    return t if t is not None else _humanize(key)
+
+
+def term(lang: str, value: Any) -> str:
+    """A vocabulary value (lora, spot, memory ...) in the answer's language; a name stays as it is."""
+    if isinstance(value, bool):
+        return label(lang, "term.yes" if value else "term.no")
+    t = catalog(lang).get(f"term.{value}")
+    return t if t is not None else str(value)
+
+
+def quantity(lang: str, v: Any, unit: str = "") -> str:
+    """A number with its unit in the answer's language ("$1.29/h", "2,048 tokens", "17.9 GB")."""
+    if v is None:
+        return label(lang, "value.unknown")
+    if isinstance(v, str):
+        s = v
+    elif unit in _MONEY:
+        s = usd(v)
+    elif unit in _COUNTS or (isinstance(v, int) and not isinstance(v, bool)):
+        s = count(v)
+    elif unit == "gib":
+        s = compact(v)
+    else:
+        s = number(v)
+    tmpl = catalog(lang).get(f"unit.{unit}") if unit else None
+    return tmpl.format(v=s) if tmpl else (f"{s} {unit}" if unit else s)
+
+
+def fmt_value(lang: str, v: Any, spec: str = "") -> str:
+    if spec == "k":
+        return label(lang, v)
+    if spec == "t":
+        if isinstance(v, (list, tuple)):
+            return _join(lang, [term(lang, x) for x in v])
+        return term(lang, v)
+    if spec:
+        if isinstance(v, (list, tuple)):
+            return _join(lang, [quantity(lang, x, spec) for x in v])
+        return quantity(lang, v, spec)
+    if isinstance(v, dict):
+        if "code" in v:
+            return message(lang, v["code"], v.get("params") or {})
+        if "v" in v:
+            return quantity(lang, v["v"], v.get("u", ""))
+    if isinstance(v, bool):
+        return term(lang, v)
+    if isinstance(v, int):
+        return count(v)
+    if isinstance(v, float):
+        return number(v)
+    if isinstance(v, (list, tuple)):
+        return _join(lang, [fmt_value(lang, x) for x in v])
+    return "" if v is None else str(v)
+
+
+def _join(lang: str, items: list[str]) -> str:
+    return label(lang, "sep.list").join(i for i in items if i)
+
+
+class _Formatter(string.Formatter):
+    def __init__(self, lang: str):
+        self.lang = lang
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        return fmt_value(self.lang, value, format_spec)
+
+
+def message(lang: str, code: str, params: dict[str, Any] | None = None) -> str:
+    """The catalog template of `code` filled with `params` (English template when the language lacks it)."""
+    params = params or {}
+    tmpl = catalog(lang).get(code)
+    if tmpl is None:
+        tmpl = catalog("en").get(code)
+    if tmpl is None:
+        raise KeyError(f"message code {code!r} is in no catalog")
+    return _Formatter(lang).vformat(tmpl, (), _Params(params))
+
+
+class _Params(dict):
+    """Missing optional parameters format as empty text rather than failing the whole answer."""
+
+    def __missing__(self, key: str) -> str:
+        return ""
