@@ -1,0 +1,152 @@
+"""The way forward: one test per lever, numbers worked by hand from tools.vram's formulas.
+
+Conventions (tools.vram): decimal GB; CUDA context = 0.5 GB + 5 % of everything allocated; a
+"12 GB" card is 12 GiB = 12.885 GB, "48 GB" = 51.540 GB, "80 GB" = 85.899 GB.
+"""
+
+import pytest
+
+from knowledge.catalog import load_engines, load_gpus, load_training_efficiency, resolve_model
+from tools.levers import LeverGoal, apply_practitioner_defaults, find_levers, practitioner_defaults
+from tools.schemas import VramRequest
+from tools.vram import estimate_vram
+
+GPUS = {g.id: g for g in load_gpus()}
+CATALOG = list(GPUS.values())
+VLLM = next(e for e in load_engines() if e.id == "vllm")
+MFU = load_training_efficiency()
+
+
+def codes(search):
+    return [lv.code for lv in search.levers]
+
+
+def test_7b_bf16_on_a_12_gb_card_fits_in_8_bit():
+    # Mistral 7B v0.1, 2,048 tokens, batch 1. bf16: 7.2417 B params x 2 B = 14.48 GB weights -> 16.26 GB > 12.885.
+    # int8 (RTX 3060 has no FP8 tensor cores): 6.9793 B linear params x 1 B + 0.2624 B embedding/head x 2 B
+    # = 7.504 GB; KV 2,048 x 131,072 B = 0.268 GB; prefill 2,048 x 126,976 B + 4 B x 32,000 = 0.260 GB;
+    # context 0.5 + 0.05 x 8.033 = 0.902 GB; total 8.934 GB, 3.95 GB free.
+    by_hand = 6_979_321_856 / 1e9 + 262_410_240 * 2 / 1e9 + 2048 * 131_072 / 1e9 + (2048 * 126_976 + 128_000) / 1e9
+    by_hand = by_hand * 1.05 + 0.5
+    s = find_levers(resolve_model("mistral-7b"), VramRequest(), GPUS["rtx-3060"], gpus_catalog=CATALOG)
+    assert s.problem == "does_not_fit" and s.baseline.memory_gb == pytest.approx(16.26, abs=0.01)
+    first = s.levers[0]
+    assert first.code == "weights_8bit" and first.params == {"weight_precision": "int8"}
+    assert first.fits and first.memory_gb == pytest.approx(by_hand, abs=1e-3) and first.memory_gb == pytest.approx(8.934, abs=1e-3)
+    assert first.headroom_gb == pytest.approx(12 * 2**30 / 1e9 - by_hand, abs=1e-3)
+    assert codes(s)[1] == "weights_4bit" and 1 <= len(s.levers) <= 3
+    assert "kv_cache_fp8" in s.tried and "kv_cache_fp8" not in codes(s)  # halves a 0.27 GB cache: not enough
+
+
+def test_32b_lora_on_an_80_gb_card_fits_with_checkpointing():
+    # Qwen2.5 32B, LoRA rank 8 on q,v, batch 1 x 2,048. Weights 32.764 B x 2 B = 65.53 GB; logits
+    # 2,048 x 152,064 x 10 B = 3.11 GB. Without checkpointing every layer keeps its activations:
+    # 36.5 GB -> 111.1 GB in all. With it only the 64 layer inputs (2,048 x 64 x 2 B x 5,120 = 1.34 GB)
+    # and one layer's recompute (1.14 GB) stay: 2.48 GB -> 75.3 GB, 10.6 GB free.
+    s = find_levers(resolve_model("qwen2.5-32b"), VramRequest(method="lora", grad_checkpointing=False),
+                    GPUS["a100-80gb-sxm"], gpus_catalog=CATALOG)
+    assert s.problem == "does_not_fit" and s.baseline.memory_gb == pytest.approx(111.07, abs=0.01)
+    lv = s.levers[0]
+    assert lv.code == "grad_checkpointing" and lv.size == 1 and lv.params == {"grad_checkpointing": True}
+    parts = 65.5278 + 0.0336 + 0.0336 + 0.0671 + 2.4837 + 3.1143  # weights, adapters, grads, AdamW, activations, logits
+    assert lv.memory_gb == pytest.approx(parts * 1.05 + 0.5, abs=0.01) and lv.headroom_gb == pytest.approx(10.58, abs=0.01)
+    assert 2048 * 64 * 2 * 5120 / 1e9 == pytest.approx(1.342, abs=1e-3)
+
+
+def test_72b_qlora_on_48_gb_fits_with_double_quant_and_chunked_loss():
+    # Qwen2.5 72B QLoRA (nf4, checkpointing on): 56.59 GB on a 51.54 GB card. Double quantisation:
+    # constants 70.21 B x 0.5 bit -> x 0.127 bit: 4.388 -> 1.114 GB. Chunked loss: logits
+    # 2,048 x 152,064 x 10 B -> x 2.5 B: 3.114 -> 0.779 GB. Saved (3.274 + 2.336) x 1.05 = 5.89 GB -> 50.70 GB.
+    s = find_levers(resolve_model("qwen2.5-72b"), VramRequest(method="qlora"), GPUS["l40s"], gpus_catalog=CATALOG)
+    assert s.problem == "does_not_fit" and s.baseline.memory_gb == pytest.approx(56.59, abs=0.01)
+    lv = s.levers[0]
+    assert lv.code == "chunked_loss+double_quant" and lv.size == 2
+    assert lv.params == {"chunked_loss": True, "double_quant": True}
+    assert lv.memory_gb == pytest.approx(56.592 - (4.388 - 1.114 + 3.114 - 0.779) * 1.05, abs=0.01)
+    assert {"double_quant", "chunked_loss"} <= set(s.tried)  # each alone is not enough
+
+
+def test_405b_fp8_serving_needs_eight_h100s_in_tensor_parallel():
+    # 410.06 GB of fp8 weights: 4 GPUs hold 102.5 GB each (> 85.9), 8 hold 51.3 GB (+ KV, workspace: 55.4 GB)
+    s = find_levers(resolve_model("llama-3.1-405b"), VramRequest(weight_precision="fp8", seq_len=8192),
+                    GPUS["h100-sxm"], gpus_catalog=CATALOG)
+    lv = s.levers[0]
+    assert lv.code == "more_gpus_tensor_parallel" and lv.params == {"gpus": 8, "tensor_parallel": 8}
+    assert lv.memory_gb == pytest.approx(55.4, abs=0.1)
+
+
+def test_full_finetune_that_cannot_fit_points_to_qlora():
+    # Llama 3.1 70B full fine-tuning, mixed precision: 16 B/param x 70.55 B = 1,129 GB before activations
+    s = find_levers(resolve_model("llama-3.1-70b"), VramRequest(method="full"), GPUS["h100-sxm"], gpus_catalog=CATALOG)
+    assert s.problem == "does_not_fit" and s.baseline.memory_gb > 1129
+    assert s.levers[0].code == "qlora" and s.levers[0].fits
+
+
+def test_smaller_micro_batch_keeps_the_effective_batch_by_accumulation():
+    # Llama 3.1 8B LoRA at batch 16 x 2,048 on a 24 GB card: the solver finds the largest micro-batch
+    s = find_levers(resolve_model("llama-3.1-8b"), VramRequest(method="lora", batch=16, grad_checkpointing=True,
+                                                              chunked_loss=True), GPUS["l4"], gpus_catalog=CATALOG)
+    assert s.problem == "does_not_fit" and "smaller_micro_batch" in codes(s)
+    lv = next(x for x in s.levers if x.code == "smaller_micro_batch")
+    b = lv.params["batch"]
+    assert lv.fits and 1 <= b < 16 and lv.params["grad_accumulation_steps"] == -(-16 // b)  # ceil(16 / b)
+    over = estimate_vram(resolve_model("llama-3.1-8b"), VramRequest(method="lora", batch=b + 1, grad_checkpointing=True,
+                                                                    chunked_loss=True))
+    assert over.total_gb > GPUS["l4"].memory_gb  # b is the largest micro-batch that fits
+
+
+def test_too_slow_serving_gets_tensor_parallel():
+    # 70B int4 on one A100 80GB decodes ~30 tokens/s per user (memory-bound); 40 asked -> two GPUs
+    s = find_levers(resolve_model("llama-3.1-70b"), VramRequest(weight_precision="int4", seq_len=4096),
+                    GPUS["a100-80gb-sxm"], gpus_catalog=CATALOG, engine=VLLM,
+                    goal=LeverGoal(min_tokens_per_s_per_user=40))
+    assert s.problem == "too_slow" and s.baseline.fits and s.baseline.tokens_per_s_per_user < 40
+    assert s.levers and all(lv.tokens_per_s_per_user >= 40 for lv in s.levers)
+    assert s.levers[0].code == "more_gpus_tensor_parallel" and s.levers[0].params["gpus"] == 2
+
+
+def test_past_the_deadline_more_gpus_and_over_budget_a_cheaper_gpu():
+    a = resolve_model("llama-3.1-8b")
+    # 1e9 tokens of LoRA on one A100: 4 x 8.03 B FLOPs/token (+ attention) / (312 TFLOP/s x MFU) > 10 h
+    req = VramRequest(method="lora", batch=4, grad_checkpointing=False)
+    s = find_levers(a, req, GPUS["a100-80gb-sxm"], gpus_catalog=CATALOG, mfu_table=MFU,
+                    goal=LeverGoal(dataset_tokens=1e9, deadline_hours=10))
+    assert s.problem == "past_deadline" and s.baseline.hours > 10
+    assert s.levers and all(lv.hours <= 10 for lv in s.levers)
+    assert s.levers[0].code == "more_gpus_fsdp" and s.levers[0].params["gpus"] >= 2
+    # checkpointing on costs time: the deadline search offers turning it off
+    s = find_levers(a, req.model_copy(update={"grad_checkpointing": True}), GPUS["a100-80gb-sxm"],
+                    gpus_catalog=CATALOG, mfu_table=MFU, goal=LeverGoal(dataset_tokens=1e9, deadline_hours=10))
+    assert "grad_checkpointing_off" in s.tried
+    # over budget: 3e8 tokens of LoRA with checkpointing on an H100 at $2.50/h costs ~$26; the list's
+    # cheaper GPUs, by price: RTX 4090 ($0.35/h, ~65 h -> ~$23, over) then L40S ($0.60/h, ~30 h -> ~$18)
+    prices = {"a100-80gb-sxm": 1.50, "h100-sxm": 2.50, "l40s": 0.60, "rtx-4090": 0.35}
+    budget = LeverGoal(dataset_tokens=3e8, budget_usd=20, usd_per_gpu_hour=prices)
+    req = VramRequest(method="lora", batch=4, grad_checkpointing=True)
+    s = find_levers(a, req, GPUS["h100-sxm"], gpus_catalog=CATALOG, mfu_table=MFU, goal=budget)
+    assert s.problem == "over_budget" and s.baseline.cost_usd > 20
+    other = next(lv for lv in s.levers if lv.code == "other_gpu")
+    assert other.params["gpu_id"] == "l40s" and other.cost_usd <= 20
+    assert other.cost_usd == pytest.approx(other.hours * 0.60)
+
+
+def test_a_request_that_works_needs_no_lever():
+    s = find_levers(resolve_model("llama-3.1-8b"), VramRequest(), GPUS["h100-sxm"])
+    assert s.problem == "fits" and s.levers == [] and s.baseline.fits
+
+
+def test_practitioner_defaults_and_which_were_applied():
+    assert practitioner_defaults("inference") == {}
+    assert practitioner_defaults("lora") == {"grad_checkpointing": True}
+    assert practitioner_defaults("qlora") == {"grad_checkpointing": True, "weight_precision": "nf4",
+                                              "double_quant": True}
+    req, notes = apply_practitioner_defaults(VramRequest(method="lora"))
+    assert req.grad_checkpointing is True and [(n.code, n.params["field"]) for n in notes] == [
+        ("default_applied", "grad_checkpointing")]
+    req, notes = apply_practitioner_defaults(VramRequest(method="lora", grad_checkpointing=False))
+    assert req.grad_checkpointing is False and notes == []  # the user's choice stands
+    req, notes = apply_practitioner_defaults(VramRequest(method="qlora"))
+    # checkpointing is already on for QLoRA and nf4 its default precision: only double quant is new
+    assert req.double_quant and {n.params["field"] for n in notes} == {"double_quant"}
+    req, notes = apply_practitioner_defaults(VramRequest(method="qlora", weight_precision="int4"))
+    assert not req.double_quant  # double quantisation is for nf4/fp4 only
