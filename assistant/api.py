@@ -11,7 +11,7 @@ __all__ = ["Advisor", "Answer", "advisor", "catalog_info", "cost", "guide", "rec
 import math
 from typing import Any
 
-from knowledge.catalog import (gpu_ids_for, load_diffusion_models, load_gpus, load_models, load_providers,
+from knowledge.catalog import (load_diffusion_models, load_gpus, load_models, load_providers,
                                load_training_efficiency,
                                model_from_config_file, resolve_diffusion, resolve_engine, resolve_gpu, resolve_model)
 from tools.architecture import arch_from_params, count_params
@@ -203,40 +203,63 @@ def price_db() -> Any:
 def prices(**query: Any) -> PriceResult:
     """Offers from the price catalog, cheapest first, with the data's date and a staleness flag.
 
+    `gpu` and `provider` take comma lists; `region` takes europe | us | asia | a country | a city, or part
+    of a region name; the result lists the regions matched and the GPU forms a name covered.
+
     Raises:
-        AdvisorError subclasses: unknown GPU or provider, invalid filter values.
+        AdvisorError subclasses: unknown GPU, provider or vendor, invalid filter values.
     """
+    from knowledge.price_db import split_list
+    from knowledge.prices.gpu_names import price_gpu_ids
+
     q = validated(PriceQuery, **{k: v for k, v in query.items() if v is not None})
     if q.gpus is not None and q.min_gpus is not None:
         raise InvalidCombination("give --gpus N or --min-gpus N, not both")
-    ids, note = (None, "")
+    for lo, hi, names in ((q.min_gpus or q.gpus, q.max_gpus, "--min-gpus/--gpus and --max-gpus"),
+                          (q.min_total_vram_gb, q.max_total_vram_gb, "--min-total-vram-gb and --max-total-vram-gb")):
+        if lo is not None and hi is not None and lo > hi:
+            raise InvalidCombination(f"{names}: the minimum ({lo:g}) is above the maximum ({hi:g})")
+    ids, note, forms = (None, "", [])
     if q.gpu is not None:
-        if not q.gpu.strip():
-            raise InvalidInput("gpu", q.gpu, "a GPU name such as H100 or 'RTX 4090'")
-        ids, note = gpu_ids_for(q.gpu)
+        if not split_list(q.gpu):
+            raise InvalidInput("gpu", q.gpu, "a GPU name such as H100 or 'RTX 4090', or a comma list of them")
+        ids, note, forms = price_gpu_ids(q.gpu)
     db = price_db()
     if q.provider is not None:
         known = [p["provider"] for p in db.info()["providers"]]
-        if q.provider.strip().lower() not in known:
-            raise InvalidInput("provider", q.provider, ", ".join(known))
+        asked = split_list(q.provider)
+        for p in asked or [q.provider]:
+            if p not in known:
+                raise InvalidInput("provider", q.provider, ", ".join(known))
+    if q.vendor is not None:
+        vendors = sorted({g.vendor.lower() for g in load_gpus() if g.vendor})
+        if q.vendor.strip().lower() not in vendors:
+            raise InvalidInput("vendor", q.vendor, ", ".join(vendors))
     res = db.query(q, ids)
-    res.gpu_note = note
+    res.gpu_note, res.gpu_forms = note, forms
     return res
 
 
 def catalog_info() -> dict[str, Any]:
-    """Rows per provider, date per source, unmapped GPU names, drop reasons."""
+    """Rows per provider, date per source (and how it is known), unmapped GPU names, drop reasons,
+    regions with no known country, what the last refresh skipped or could not read."""
     return price_db().info()
 
 
-def catalog_refresh(sources: list[str], provider: str | None = None, progress: Any = None) -> Any:
-    """Refresh providers' offers from SkyPilot vms.csv files, folders or URLs (atomic swap)."""
+def catalog_refresh(sources: list[str] | None, provider: str | None = None, progress: Any = None, *,
+                    strict: bool = False, as_of: str | None = None, catalog_url: str | None = None,
+                    timeout_s: float = 30.0) -> Any:
+    """Refresh providers' offers from SkyPilot catalog files, folders (whole `catalogs/v8` trees) or URLs;
+    with no sources, from SkyPilot's published catalog. Atomic swap; see PriceDb.refresh."""
+    from knowledge.price_db import DEFAULT_CATALOG_URL
+
     db = price_db()
     if provider is not None:
         provider = provider.strip().lower()
         if not provider or not provider.replace("-", "").replace("_", "").isalnum():
             raise InvalidInput("provider", provider, "a provider name of letters, digits, '-' or '_'")
-    return db.refresh(sources, provider, progress)
+    return db.refresh(sources or None, provider, progress, strict=strict, as_of=as_of,
+                      catalog_url=catalog_url or DEFAULT_CATALOG_URL, timeout_s=timeout_s)
 
 
 def _finite_nonneg(name: str, v: Any, hi: float) -> float | None:

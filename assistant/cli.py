@@ -212,23 +212,37 @@ def _run_train_time(args: argparse.Namespace) -> int:
 
 def _add_prices(sub: Any) -> None:
     p = sub.add_parser("prices", help="cloud GPU offers from the price catalog, cheapest first")
-    p.add_argument("--gpu", help="a GPU model or family, e.g. H100 (SXM, PCIe and NVL), 'H100 SXM', 4090")
+    p.add_argument("--gpu", help="a GPU model or family, or a comma list, e.g. H100 (SXM, PCIe and NVL), 'H100 SXM', "
+                                "'A100 80GB' (SXM and PCIe), 'L4,A10G'")
     p.add_argument("--min-vram-gb", type=_positive_float, help="per-GPU memory at least this many GB")
     g = p.add_mutually_exclusive_group()
     g.add_argument("--gpus", type=_int, help="exactly N GPUs per instance")
     g.add_argument("--min-gpus", type=_int, help="at least N GPUs per instance")
+    p.add_argument("--max-gpus", type=_int, help="at most N GPUs per instance")
+    p.add_argument("--min-total-vram-gb", type=_positive_float, help="GPU memory of the whole instance at least, GB")
+    p.add_argument("--max-total-vram-gb", type=_positive_float, help="GPU memory of the whole instance at most, GB")
+    p.add_argument("--min-vcpus", type=_positive_float, help="host vCPUs at least")
+    p.add_argument("--min-ram-gb", type=_positive_float, help="host RAM at least, GB")
+    p.add_argument("--vendor", help="GPU vendor: nvidia | amd | intel ...")
     p.add_argument("--max-price", type=_positive_float, dest="max_price_usd_per_gpu_hour",
                    help="at most this many USD per GPU-hour")
     s = p.add_mutually_exclusive_group()
     s.add_argument("--spot", action="store_const", const="spot", dest="pricing", help="spot/interruptible prices only")
     s.add_argument("--on-demand", action="store_const", const="on-demand", dest="pricing", help="on-demand prices only")
-    p.add_argument("--provider", help="e.g. aws, gcp, azure, lambda, runpod, vast, nebius")
-    p.add_argument("--region", help="part of a region name, e.g. us-east, europe")
+    p.add_argument("--provider", help="e.g. aws, gcp, azure, lambda, runpod, vast, nebius, or a comma list 'aws,gcp'")
+    p.add_argument("--region", help="europe | us | asia | a country | a city (e.g. frankfurt), or part of a region "
+                                   "name (us-east)")
     p.add_argument("--interconnect", help="nvlink: multi-GPU instances with an NVLink-class fabric")
     p.add_argument("--sort", help="gpu-hour (default) | instance-hour | spot")
     p.add_argument("--limit", type=_int, help="rows to show (default 20)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_run_prices)
+
+
+def _where(o: Any) -> str:
+    """Region, plus the zone when one zone's price is shown (e.g. an AWS Local Zone's spot price)."""
+    parts = ([f"zone {o.zone}"] if o.zone else []) + ([f"spot in {o.spot_zone}"] if o.spot_zone else [])
+    return (o.region or "-") + (f" ({'; '.join(parts)})" if parts else "")
 
 
 def _money(v: float | None) -> str:
@@ -242,13 +256,17 @@ def _run_prices(args: argparse.Namespace) -> int:
     res = api.prices(gpu=args.gpu, min_vram_gb=args.min_vram_gb, gpus=args.gpus, min_gpus=args.min_gpus,
                      max_price_usd_per_gpu_hour=args.max_price_usd_per_gpu_hour, pricing=args.pricing,
                      provider=args.provider, region=args.region, interconnect=args.interconnect, sort=args.sort,
-                     limit=args.limit)
+                     limit=args.limit, max_gpus=args.max_gpus, min_total_vram_gb=args.min_total_vram_gb,
+                     max_total_vram_gb=args.max_total_vram_gb, min_vcpus=args.min_vcpus, min_ram_gb=args.min_ram_gb,
+                     vendor=args.vendor)
+    notes = res.notices + [n for n in (res.gpu_note, res.region_note) if n]
     if args.json:
         print(json.dumps({"as_of": res.as_of, "stale": res.stale, "data_note": res.data_note,
                           "total_matches": res.total_matches, "offers": [o.to_contract() for o in res.offers],
-                          "notices": res.notices + ([res.gpu_note] if res.gpu_note else [])}, indent=2))
+                          "notices": notes, "gpu_forms": res.gpu_forms, "regions_matched": res.regions_matched},
+                         indent=2))
         return 0
-    for n in res.notices + ([res.gpu_note] if res.gpu_note else []):
+    for n in notes:
         print(n)
     if not res.offers:
         print("No offer matches these filters.")
@@ -256,7 +274,7 @@ def _run_prices(args: argparse.Namespace) -> int:
         print(table(("provider", "instance", "GPU", "n", "GB/GPU", "$/GPU-h", "$/inst-h", "spot $/GPU-h", "region"),
                     [(o.provider, o.instance_type or "(GPU only)", o.gpu_name, str(o.gpu_count),
                       "-" if o.gpu_memory_gb is None else f"{o.gpu_memory_gb:.0f}", _money(o.price_usd_per_gpu_hour),
-                      _money(o.price_usd_per_hour), _money(o.spot_price_usd_per_gpu_hour), o.region or "-")
+                      _money(o.price_usd_per_hour), _money(o.spot_price_usd_per_gpu_hour), _where(o))
                      for o in res.offers], align="lllrrrrrl"))
         print(f"{len(res.offers)} of {res.total_matches} matching offers.")
     print(res.data_note)
@@ -267,10 +285,16 @@ def _add_catalog(sub: Any) -> None:
     p = sub.add_parser("catalog", help="the price catalog: info, refresh")
     cs = p.add_subparsers(dest="catalog_command", metavar="ACTION", parser_class=_Parser)
     cs.required = True
-    r = cs.add_parser("refresh", help="load SkyPilot vms.csv files, a folder or an http(s) URL")
-    r.add_argument("--from", dest="sources", action="append", required=True, metavar="PATH_OR_URL",
-                   help="a vms.csv, a folder of them (provider = folder name), or a URL; repeatable")
+    r = cs.add_parser("refresh", help="load a SkyPilot catalog tree, vms.csv files or URLs; with no --from, "
+                                      "SkyPilot's published catalog")
+    r.add_argument("--from", dest="sources", action="append", metavar="PATH_OR_URL",
+                   help="a vms.csv, a folder (a whole catalogs/v8 tree: every vms.csv, provider = folder name), "
+                        "or a URL; repeatable. Default: SkyPilot's published catalog")
     r.add_argument("--provider", help="provider name for the rows (default: the file's folder name)")
+    r.add_argument("--strict", action="store_true", help="abort (change nothing) if any file is bad")
+    r.add_argument("--as-of", help="the date of the data, YYYY-MM-DD (default: read from the source, else unknown)")
+    r.add_argument("--catalog-url", help="base URL of a published catalog (default: SkyPilot's catalogs/v8)")
+    r.add_argument("--timeout", type=_positive_float, default=30.0, help="seconds per download (default 30)")
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=_run_refresh)
     i = cs.add_parser("info", help="rows per provider, date per source, unmapped GPU names")
@@ -282,13 +306,25 @@ def _run_refresh(args: argparse.Namespace) -> int:
     from assistant import api
 
     progress = None if args.json else (lambda msg: print(msg, file=sys.stderr, flush=True))
-    rep = api.catalog_refresh(args.sources, args.provider, progress)
-    d = {"files": rep.files, "per_provider": rep.per_provider, "rows_dropped": rep.dropped, "unmapped": rep.unmapped}
+    rep = api.catalog_refresh(args.sources, args.provider, progress, strict=args.strict, as_of=args.as_of,
+                              catalog_url=args.catalog_url, timeout_s=args.timeout)
+    d = {"files": rep.files, "per_provider": rep.per_provider, "rows_dropped": rep.dropped, "unmapped": rep.unmapped,
+         "skipped": rep.skipped, "bad_files": rep.bad, "new_providers": rep.new_providers, "dates": rep.dates}
     if args.json:
         print(json.dumps(d, indent=2))
         return 0
     for prov, c in rep.per_provider.items():
-        print(f"{prov}: {c['rows']} offers ({c['added']} added, {c['changed']} changed, {c['removed']} removed)")
+        dt = rep.dates.get(prov, {})
+        when = f"data of {dt['as_of']} ({dt['date_from']})" if dt.get("as_of") else "data date unknown"
+        print(f"{prov}: {c['rows']} offers ({c['added']} added, {c['changed']} changed, {c['removed']} removed); {when}")
+    if rep.new_providers:
+        print("New providers (loaded under their folder name): " + ", ".join(rep.new_providers))
+    for b in rep.bad:
+        line = f" line {b['line']}" if b["line"] else ""
+        print(f"NOT LOADED {b['file']}{line}: {b['error']} ({b['provider']} keeps its previous offers)")
+    if rep.skipped:
+        print(f"Skipped {len(rep.skipped)} file(s): " + "; ".join(f"{s['file']} ({s['why']})" for s in rep.skipped[:20])
+              + (" ..." if len(rep.skipped) > 20 else ""))
     if rep.dropped:
         print(f"{rep.dropped} invalid rows dropped (see `gpu-advisor catalog info`).")
     if rep.unmapped:
@@ -310,7 +346,15 @@ def _run_catalog_info(args: argparse.Namespace) -> int:
                 align="lrrl"))
     print("Sources:")
     for s in info["sources"]:
-        print(f"  {s['provider']}: {s['as_of'] or 'date unknown'} - {s['source']}")
+        when = f"{s['as_of']} ({s.get('date_from', 'unknown')})" if s["as_of"] else "date unknown (possibly stale)"
+        print(f"  {s['provider']}: {when} - {s['source']}")
+    if info.get("regions_without_country"):
+        print("Regions with no known country: " + "; ".join(f"{p}: {', '.join(r[:8])}"
+                                                              for p, r in info["regions_without_country"].items()))
+    last = info.get("last_refresh")
+    if last and (last.get("bad") or last.get("skipped")):
+        print(f"Last refresh ({last['on']}): {len(last.get('bad', []))} bad file(s), "
+              f"{len(last.get('skipped', []))} skipped file(s).")
     if info["unmapped_gpu_names"]:
         print("Unmapped GPU names: " + ", ".join(f"{k} ({v})" for k, v in info["unmapped_gpu_names"].items()))
     if info["dropped_reasons"]:

@@ -8,27 +8,31 @@ crash or a bad input leaves the previous catalog answering. No DuckDB extension 
 
 from __future__ import annotations
 
-__all__ = ["PriceDb", "RefreshReport", "DB_FILENAME"]
+__all__ = ["CatalogError", "DEFAULT_CATALOG_URL", "PriceDb", "RefreshReport", "DB_FILENAME"]
 
 import csv
 import datetime as dt
 import hashlib
-import io
+import json
 import os
 import threading
-import urllib.parse
-import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from knowledge.catalog import DATA_DIR
-from knowledge.offers import OFFER_COLUMNS, finalize, parse_skypilot_rows
-from tools.errors import AdvisorError, InvalidInput
+from knowledge.offers import DROPPED_COLUMNS, OFFER_COLUMNS
+from knowledge.prices.regions import resolve_place
+from tools.errors import AdvisorError
 from tools.schemas import GpuOffer, PriceQuery, PriceResult
 
 DB_FILENAME = "prices.duckdb"
-SCHEMA_VERSION = "2"  # bump when the tables change: older files are rebuilt
+SCHEMA_VERSION = "3"  # bump when the tables change: older files are rebuilt
+# SkyPilot's published catalog (sky/skylet/constants.py HOSTED_CATALOG_DIR_URL + CATALOG_SCHEMA_VERSION v8):
+# `catalog refresh` with no --from fetches <this>/<provider>/vms.csv for each provider marked published
+# in knowledge/prices/provider_rules.csv.
+DEFAULT_CATALOG_URL = "https://raw.githubusercontent.com/skypilot-org/skypilot-catalog/master/catalogs/v8"
+SOURCE_COLUMNS = ("provider", "source", "as_of", "date_from", "note")
 # No extension downloads; one thread: the scans are small and scheduling overhead dominated p95
 # (benchmarks/price_query.py). DuckDB requires the same config for every connection to a file.
 _CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False, "threads": 1}
@@ -39,10 +43,11 @@ CREATE TABLE staged_offers (
   gpu_count INTEGER, gpu_memory_gb DOUBLE, vcpus DOUBLE, host_memory_gib DOUBLE,
   price_usd_per_hour DOUBLE, price_usd_per_gpu_hour DOUBLE,
   spot_price_usd_per_hour DOUBLE, spot_price_usd_per_gpu_hour DOUBLE,
-  region VARCHAR, price_scope VARCHAR, nvlink BOOLEAN, as_of DATE, source VARCHAR);
+  region VARCHAR, price_scope VARCHAR, nvlink BOOLEAN, as_of DATE, source VARCHAR, gpu_vendor VARCHAR,
+  zone VARCHAR, spot_zone VARCHAR, places VARCHAR, country VARCHAR, continent VARCHAR);
 CREATE TABLE dropped (provider VARCHAR, instance_type VARCHAR, accelerator_name VARCHAR, region VARCHAR,
   reason VARCHAR, source VARCHAR);
-CREATE TABLE sources (provider VARCHAR, source VARCHAR, as_of DATE, note VARCHAR);
+CREATE TABLE sources (provider VARCHAR, source VARCHAR, as_of DATE, date_from VARCHAR, note VARCHAR);
 CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR);
 """
 _SORTS = {
@@ -58,10 +63,16 @@ class CatalogError(AdvisorError):
 
 @dataclass
 class RefreshReport:
+    """What a refresh did: per provider added/changed/removed/rows, files read, skipped and bad."""
+
     per_provider: dict[str, dict[str, int]] = field(default_factory=dict)
     unmapped: dict[str, int] = field(default_factory=dict)
     dropped: int = 0
     files: int = 0
+    skipped: list[dict[str, str]] = field(default_factory=list)  # {"file", "why"}
+    bad: list[dict[str, Any]] = field(default_factory=list)  # {"file", "line", "error", "provider"}
+    new_providers: list[str] = field(default_factory=list)  # loaded under a folder name never seen before
+    dates: dict[str, dict[str, str | None]] = field(default_factory=dict)  # provider -> {"as_of", "date_from"}
 
 
 def _shipped_hash() -> str:
@@ -87,6 +98,66 @@ def _insert(con: Any, table: str, cols: Iterable[str], rows: list[dict[str, Any]
         for r in rows:
             w.writerow(["" if r.get(c) is None else r.get(c) for c in cols])
     con.execute(f"COPY {table} ({', '.join(cols)}) FROM '{scratch}' (HEADER, NULLSTR '')")
+
+
+def _where(q: PriceQuery, gpu_ids: list[str] | None) -> tuple[str, dict[str, Any], str]:
+    """SQL condition (text values bound as parameters) for a PriceQuery, and how its region was read."""
+    where, params = ["1=1"], {}
+
+    def add(sql: str, **kw: Any) -> None:
+        where.append(sql)
+        params.update(kw)
+
+    if gpu_ids is not None:
+        add("list_contains($gpu_ids, gpu_id)", gpu_ids=gpu_ids)
+    if q.min_vram_gb is not None:
+        add("gpu_memory_gb >= $min_vram", min_vram=q.min_vram_gb)
+    if q.gpus is not None:
+        add("gpu_count = $gpus", gpus=q.gpus)
+    if q.min_gpus is not None:
+        add("gpu_count >= $min_gpus", min_gpus=q.min_gpus)
+    if q.max_gpus is not None:
+        add("gpu_count <= $max_gpus", max_gpus=q.max_gpus)
+    if q.min_total_vram_gb is not None:
+        add("gpu_memory_gb * gpu_count >= $min_total", min_total=q.min_total_vram_gb)
+    if q.max_total_vram_gb is not None:
+        add("gpu_memory_gb * gpu_count <= $max_total", max_total=q.max_total_vram_gb)
+    if q.min_vcpus is not None:
+        add("vcpus >= $min_vcpus", min_vcpus=q.min_vcpus)
+    if q.min_ram_gb is not None:  # host RAM is stored in GiB; the filter is in GB (10^9 bytes)
+        add("host_memory_gib * 1.073741824 >= $min_ram", min_ram=q.min_ram_gb)
+    if q.vendor:
+        add("lower(gpu_vendor) = lower($vendor)", vendor=q.vendor.strip())
+    price_col = "spot_price_usd_per_gpu_hour" if q.pricing == "spot" else "price_usd_per_gpu_hour"
+    if q.pricing == "spot":
+        where.append("spot_price_usd_per_hour IS NOT NULL")
+    elif q.pricing == "on-demand":
+        where.append("price_usd_per_hour IS NOT NULL")
+    if q.max_price_usd_per_gpu_hour is not None:
+        add(f"coalesce({price_col}, spot_price_usd_per_gpu_hour) <= $max_price", max_price=q.max_price_usd_per_gpu_hour)
+    if q.provider:
+        add("list_contains($providers, lower(provider))", providers=split_list(q.provider))
+    label = ""
+    if q.region:
+        pq = resolve_place(q.region)
+        if pq.continents or pq.countries:
+            add("(list_contains($continents, continent) OR list_contains($countries, country))",
+                continents=list(pq.continents), countries=list(pq.countries))
+            label = pq.label
+        elif pq.place:
+            add("list_contains(string_split(coalesce(places, ''), ';'), $place)", place=pq.place)
+            label = f"the place {pq.label}"
+        else:
+            add("lower(region) LIKE '%' || lower($region) || '%'", region=q.region.strip())
+            label = "part of a region name"
+    if q.interconnect == "nvlink":
+        where.append("nvlink")
+    return " AND ".join(where), params, label
+
+
+def split_list(text: str) -> list[str]:
+    """'aws, GCP' -> ['aws', 'gcp'] (comma lists of providers or GPUs)."""
+    return [p.strip().lower() for p in str(text).split(",") if p.strip()]
 
 
 class PriceDb:
@@ -136,10 +207,10 @@ class PriceDb:
         offers = _read_csv_rows(_SHIPPED / "offers.csv")
         for o in offers:
             o["nvlink"] = o.get("nvlink", "").lower() == "true"
-        self._write_new(offers, _read_csv_rows(_SHIPPED / "dropped.csv"), _read_csv_rows(_SHIPPED / "sources.csv"),
-                        {"shipped_hash": _shipped_hash()})
+        self.write_new(offers, _read_csv_rows(_SHIPPED / "dropped.csv"), _read_csv_rows(_SHIPPED / "sources.csv"),
+                       {"shipped_hash": _shipped_hash()})
 
-    def _write_new(self, offers: list[dict], dropped: list[dict], sources: list[dict], meta: dict[str, str]) -> None:
+    def write_new(self, offers: list[dict], dropped: list[dict], sources: list[dict], meta: dict[str, str]) -> None:
         import duckdb
 
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -156,9 +227,8 @@ class PriceDb:
                 con.execute("CREATE TABLE offers AS SELECT *, row_number() OVER (ORDER BY "
                             "coalesce(price_usd_per_gpu_hour, spot_price_usd_per_gpu_hour) NULLS LAST, "
                             "provider, instance_type, region) AS tie FROM staged_offers; DROP TABLE staged_offers")
-                _insert(con, "dropped", ("provider", "instance_type", "accelerator_name", "region", "reason", "source"),
-                        dropped, scratch)
-                _insert(con, "sources", ("provider", "source", "as_of", "note"), sources, scratch)
+                _insert(con, "dropped", DROPPED_COLUMNS, dropped, scratch)
+                _insert(con, "sources", SOURCE_COLUMNS, sources, scratch)
                 con.executemany("INSERT INTO meta VALUES (?, ?)", list((meta | {"schema": SCHEMA_VERSION}).items()))
                 con.execute("CHECKPOINT")
             finally:
@@ -209,38 +279,9 @@ class PriceDb:
             return self._query(q, gpu_ids)
 
     def _query(self, q: PriceQuery, gpu_ids: list[str] | None) -> PriceResult:
-        where, params = ["1=1"], {}
-        if gpu_ids is not None:
-            where.append("list_contains($gpu_ids, gpu_id)")
-            params["gpu_ids"] = gpu_ids
-        if q.min_vram_gb is not None:
-            where.append("gpu_memory_gb >= $min_vram")
-            params["min_vram"] = q.min_vram_gb
-        if q.gpus is not None:
-            where.append("gpu_count = $gpus")
-            params["gpus"] = q.gpus
-        if q.min_gpus is not None:
-            where.append("gpu_count >= $min_gpus")
-            params["min_gpus"] = q.min_gpus
-        price_col = "spot_price_usd_per_gpu_hour" if q.pricing == "spot" else "price_usd_per_gpu_hour"
-        if q.pricing == "spot":
-            where.append("spot_price_usd_per_hour IS NOT NULL")
-        elif q.pricing == "on-demand":
-            where.append("price_usd_per_hour IS NOT NULL")
-        if q.max_price_usd_per_gpu_hour is not None:
-            where.append(f"coalesce({price_col}, spot_price_usd_per_gpu_hour) <= $max_price")
-            params["max_price"] = q.max_price_usd_per_gpu_hour
-        if q.provider:
-            where.append("lower(provider) = lower($provider)")
-            params["provider"] = q.provider
-        if q.region:
-            where.append("lower(region) LIKE '%' || lower($region) || '%'")
-            params["region"] = q.region
-        if q.interconnect == "nvlink":
-            where.append("nvlink")
+        cond, params, region_label = _where(q, gpu_ids)
         sort = _SORTS[q.sort] if q.sort else ("spot_price_usd_per_gpu_hour" if q.pricing == "spot" else "price_usd_per_gpu_hour")
         order = f"{sort} ASC NULLS LAST, tie"
-        cond = " AND ".join(where)
         sql = f"SELECT {', '.join(OFFER_COLUMNS)} FROM offers WHERE {cond} ORDER BY {order} LIMIT $limit"
         cur = self._cursor()
         try:
@@ -248,6 +289,9 @@ class PriceDb:
             # the total only matters when the page is full; a top-N sort stays cheap without it
             total = len(rows) if len(rows) < q.limit else cur.execute(
                 f"SELECT count(*) FROM offers WHERE {cond}", params).fetchone()[0]
+            regions = [r[0] for r in cur.execute(
+                f"SELECT DISTINCT region FROM offers WHERE {cond} ORDER BY 1 LIMIT 500", params).fetchall()] \
+                if q.region else []
             dates = self._source_dates(cur)
         finally:
             cur.close()
@@ -256,7 +300,14 @@ class PriceDb:
             d = dict(zip(OFFER_COLUMNS, r))
             d["as_of"] = d["as_of"].isoformat() if d["as_of"] else None
             offers.append(GpuOffer(**d))
-        return self._result(offers, total, dates)
+        res = self._result(offers, total, dates)
+        if q.region:
+            res.regions_matched = regions
+            shown = ", ".join(regions[:12]) + (f" and {len(regions) - 12} more" if len(regions) > 12 else "")
+            res.region_note = (f"'{q.region.strip()}' was read as {region_label}: {len(regions)} region"
+                               f"{'' if len(regions) == 1 else 's'} matched ({shown})." if regions else
+                               f"'{q.region.strip()}' was read as {region_label}: no region with these filters.")
+        return res
 
     def _source_dates(self, cur: Any) -> tuple:
         """(oldest, newest, how many undated) source dates; cached until the file changes."""
@@ -301,7 +352,9 @@ class PriceDb:
         try:
             per = cur.execute("SELECT provider, count(*), count(DISTINCT gpu_id), min(as_of) FROM offers "
                               "GROUP BY provider ORDER BY provider").fetchall()
-            src = cur.execute("SELECT provider, source, as_of, note FROM sources ORDER BY provider").fetchall()
+            src = cur.execute("SELECT provider, source, as_of, date_from, note FROM sources ORDER BY provider").fetchall()
+            nowhere = cur.execute("SELECT provider, list(DISTINCT region ORDER BY region) FROM offers "
+                                  "WHERE country IS NULL AND continent IS NULL GROUP BY 1 ORDER BY 1").fetchall()
             unm = cur.execute("SELECT accelerator_name, count(*) FROM offers WHERE gpu_id IS NULL "
                               "GROUP BY 1 ORDER BY 2 DESC").fetchall()
             drp = cur.execute("SELECT reason, count(*) FROM dropped GROUP BY 1 ORDER BY 2 DESC").fetchall()
@@ -312,134 +365,43 @@ class PriceDb:
             "path": str(self.path),
             "providers": [{"provider": p, "offers": n, "gpu_kinds": g, "as_of": d.isoformat() if d else None}
                           for p, n, g, d in per],
-            "sources": [{"provider": p, "source": s, "as_of": d.isoformat() if d else None, "note": nt}
-                        for p, s, d, nt in src],
+            "sources": [{"provider": p, "source": s, "as_of": d.isoformat() if d else None,
+                         "date_from": df or "unknown", "note": nt} for p, s, d, df, nt in src],
+            "regions_without_country": {p: r for p, r in nowhere},
             "unmapped_gpu_names": dict(unm),
             "dropped_reasons": dict(drp),
             "refreshed": {k.split(":", 1)[1]: v for k, v in meta.items() if k.startswith("refreshed:")},
+            "last_refresh": json.loads(meta["last_refresh"]) if meta.get("last_refresh") else None,
         }
 
     # ---- refresh --------------------------------------------------------------------------------
-    def refresh(self, sources: list[str], provider: str | None = None,
-                progress: Callable[[str], None] | None = None) -> RefreshReport:
-        """Replace the offers of each provider found in `sources` (files, folders or http(s) URLs
-        of SkyPilot vms.csv) and swap the new catalog in atomically.
+    def refresh(self, sources: list[str] | None = None, provider: str | None = None,
+                progress: Callable[[str], None] | None = None, *, strict: bool = False, as_of: str | None = None,
+                catalog_url: str = DEFAULT_CATALOG_URL, timeout_s: float = 30.0) -> RefreshReport:
+        """Replace the offers of each provider found in `sources` (files, folders of SkyPilot catalog trees,
+        http(s) URLs; None = SkyPilot's published catalog at `catalog_url`) and swap the new catalog in
+        atomically. Bad files are reported and leave their provider's old rows in place (`strict`: abort).
 
         Raises:
-            CatalogError: a bad, empty or truncated input; the catalog is left unchanged.
+            CatalogError: nothing loadable, a failed download, or (strict) any bad file; nothing was changed.
         """
+        from knowledge.prices.refresh import run_refresh
+
         self.ensure()
-        inputs = list(_expand(sources))
-        if not inputs:
-            raise CatalogError(f"No catalog CSV found in {', '.join(sources)}.")
-        today = (self.today or dt.date.today()).isoformat()
-        new_by_provider: dict[str, list[dict]] = {}
-        report = RefreshReport(files=len(inputs))
-        new_dropped: list[dict] = []
-        new_sources: list[dict] = []
-        from knowledge.catalog import load_providers
+        return run_refresh(self, sources, provider, progress, strict=strict, as_of=as_of,
+                           catalog_url=catalog_url, timeout_s=timeout_s)
 
-        known = set(load_providers()) | {p["provider"] for p in self.info()["providers"]}
-        for i, (label, loader, guessed) in enumerate(inputs, start=1):
-            guess = (guessed or "").strip().lower()
-            prov = (provider or (guess if guess in known else "")).strip().lower()
-            if not prov:
-                raise CatalogError(f"{label}: cannot tell which provider this is (folder {guessed!r} is not a known "
-                                   "provider); pass --provider NAME.")
-            if progress:
-                progress(f"[{i}/{len(inputs)}] reading {label} ({prov})")
-            text = loader()
-            rows = _parse_csv_text(text, label)
-            try:
-                res = parse_skypilot_rows(rows, prov, label, today)
-            except ValueError as exc:
-                raise CatalogError(f"{label}: {exc}. Nothing was changed.") from None
-            if not res.offers:
-                raise CatalogError(f"{label}: no valid GPU offer in the file "
-                                   f"({len(res.dropped)} rows dropped). Nothing was changed.")
-            new_by_provider.setdefault(prov, []).extend(finalize(o) for o in res.offers)
-            new_dropped += [{k: d[k] for k in ("provider", "instance_type", "accelerator_name", "region", "reason")}
-                            | {"source": label} for d in res.dropped]
-            new_sources.append({"provider": prov, "source": label, "as_of": today, "note": "refreshed"})
-            report.dropped += len(res.dropped)
-            for k, v in res.unmapped.items():
-                report.unmapped[k] = report.unmapped.get(k, 0) + v
-        con = self._cursor()
+    def snapshot_rows(self) -> tuple[list[dict], list[dict], list[dict], dict[str, str]]:
+        """Every offer, dropped row, source and meta value of the current catalog (dates as ISO strings)."""
+        iso = lambda v: v.isoformat() if hasattr(v, "isoformat") else v  # noqa: E731
+        cur = self._cursor()
         try:
-            old = [dict(zip(OFFER_COLUMNS, r)) for r in con.execute(f"SELECT {', '.join(OFFER_COLUMNS)} FROM offers").fetchall()]
-            old_dropped = [dict(zip(("provider", "instance_type", "accelerator_name", "region", "reason", "source"), r))
-                           for r in con.execute("SELECT * FROM dropped").fetchall()]
-            old_sources = [dict(zip(("provider", "source", "as_of", "note"), r)) for r in con.execute("SELECT * FROM sources").fetchall()]
-            meta = dict(con.execute("SELECT key, value FROM meta").fetchall())
+            offers = [dict(zip(OFFER_COLUMNS, r)) for r in cur.execute(f"SELECT {', '.join(OFFER_COLUMNS)} FROM offers").fetchall()]
+            dropped = [dict(zip(DROPPED_COLUMNS, r)) for r in cur.execute(f"SELECT {', '.join(DROPPED_COLUMNS)} FROM dropped").fetchall()]
+            sources = [dict(zip(SOURCE_COLUMNS, r)) for r in cur.execute(f"SELECT {', '.join(SOURCE_COLUMNS)} FROM sources").fetchall()]
+            meta = dict(cur.execute("SELECT key, value FROM meta").fetchall())
         finally:
-            con.close()
-        for prov, new in new_by_provider.items():
-            key = lambda o: (o["instance_type"], o["accelerator_name"], o["gpu_count"], o["region"])  # noqa: E731
-            before = {key(o): o for o in old if o["provider"] == prov}
-            after = {key(o): o for o in new}
-            changed = sum(1 for k in before.keys() & after.keys()
-                          if (before[k]["price_usd_per_hour"], before[k]["spot_price_usd_per_hour"])
-                          != (after[k]["price_usd_per_hour"], after[k]["spot_price_usd_per_hour"]))
-            report.per_provider[prov] = {"added": len(after.keys() - before.keys()), "changed": changed,
-                                         "removed": len(before.keys() - after.keys()), "rows": len(after)}
-            meta[f"refreshed:{prov}"] = today
-        keep = [o for o in old if o["provider"] not in new_by_provider]
-        for o in keep:
-            o["as_of"] = o["as_of"].isoformat() if hasattr(o["as_of"], "isoformat") else o["as_of"]
-        for s in old_sources:
-            s["as_of"] = s["as_of"].isoformat() if hasattr(s["as_of"], "isoformat") else s["as_of"]
-        if progress:
-            progress("writing the new catalog")
-        self._write_new(keep + [o for v in new_by_provider.values() for o in v],
-                        [d for d in old_dropped if d["provider"] not in new_by_provider] + new_dropped,
-                        [s for s in old_sources if s["provider"] not in new_by_provider] + new_sources, meta)
-        return report
-
-
-def _parse_csv_text(text: str, label: str) -> list[dict[str, str]]:
-    if not text.strip():
-        raise CatalogError(f"{label}: the file is empty. Nothing was changed.")
-    reader = csv.reader(io.StringIO(text))
-    try:
-        header = next(reader)
-        width = len(header)
-        rows = []
-        for n, rec in enumerate(reader, start=2):
-            if not rec:
-                continue
-            if len(rec) != width:
-                raise CatalogError(f"{label}: line {n} has {len(rec)} fields, the header has {width} "
-                                   "(truncated or malformed file). Nothing was changed.")
-            rows.append(dict(zip(header, rec)))
-    except csv.Error as exc:
-        raise CatalogError(f"{label}: not a readable CSV ({exc}). Nothing was changed.") from None
-    if not rows:
-        raise CatalogError(f"{label}: the file has a header but no rows. Nothing was changed.")
-    return rows
-
-
-def _expand(sources: list[str]) -> Iterable[tuple[str, Callable[[], str], str | None]]:
-    for s in sources:
-        if s.startswith(("http://", "https://")):
-            parts = [p for p in urllib.parse.urlparse(s).path.split("/") if p]
-            guess = parts[-2] if len(parts) >= 2 else None
-            yield s, (lambda u=s: _fetch(u)), guess
-            continue
-        if "://" in s:
-            raise InvalidInput("from", s, "a file, a folder, or an http(s):// URL")
-        p = Path(s).expanduser()
-        if p.is_dir():
-            for f in sorted(p.rglob("*.csv")):
-                yield str(f), (lambda f=f: f.read_text(encoding="utf-8")), f.parent.name if f.parent != p else p.name
-        elif p.is_file():
-            yield str(p), (lambda p=p: p.read_text(encoding="utf-8")), p.parent.name or None
-        else:
-            raise CatalogError(f"{s}: no such file or folder. Nothing was changed.")
-
-
-def _fetch(url: str) -> str:
-    try:
-        with urllib.request.urlopen(url, timeout=30) as resp:  # noqa: S310 (http/https only, checked above)
-            return resp.read().decode("utf-8")
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise CatalogError(f"{url}: could not be fetched ({exc.__class__.__name__}: {exc}). Nothing was changed.") from None
+            cur.close()
+        for row in offers + sources:
+            row["as_of"] = iso(row["as_of"])
+        return offers, dropped, sources, meta

@@ -364,11 +364,22 @@ class PriceQuery(BaseModel):
     max_price_usd_per_gpu_hour: float | None = Field(None, gt=0, le=10_000, allow_inf_nan=False,
                                                      description="USD per GPU-hour, above 0 and at most 10,000")
     pricing: Literal["any", "on-demand", "spot"] = Field("any", description="any | on-demand | spot")
-    provider: str | None = Field(None, max_length=100, description="a provider name, e.g. aws, lambda, runpod")
-    region: str | None = Field(None, max_length=100, description="part of a region name, e.g. us-east, europe")
+    provider: str | None = Field(None, max_length=300,
+                                 description="a provider name or a comma list, e.g. aws, lambda, runpod or 'aws,gcp'")
+    region: str | None = Field(None, max_length=100,
+                               description="europe | us | asia | a country | a city, or part of a region name (us-east)")
     interconnect: Literal["nvlink"] | None = Field(None, description="nvlink")
     sort: Literal["gpu-hour", "instance-hour", "spot"] | None = Field(None, description="gpu-hour | instance-hour | spot")
     limit: int = Field(20, ge=1, le=1000, description="an integer from 1 to 1000")
+    max_gpus: int | None = Field(None, ge=1, le=1024, description="at most this many GPUs per instance, 1 to 1024")
+    min_total_vram_gb: float | None = Field(None, gt=0, le=1_000_000, allow_inf_nan=False,
+                                            description="GPU memory of the whole instance (all GPUs) at least, GB")
+    max_total_vram_gb: float | None = Field(None, gt=0, le=1_000_000, allow_inf_nan=False,
+                                            description="GPU memory of the whole instance (all GPUs) at most, GB")
+    min_vcpus: float | None = Field(None, gt=0, le=100_000, allow_inf_nan=False, description="host vCPUs at least")
+    min_ram_gb: float | None = Field(None, gt=0, le=1_000_000, allow_inf_nan=False,
+                                     description="host RAM at least, GB (10^9 bytes)")
+    vendor: str | None = Field(None, max_length=50, description="GPU vendor: nvidia | amd | intel ...")
 
 
 class GpuOffer(BaseModel):
@@ -392,6 +403,12 @@ class GpuOffer(BaseModel):
     nvlink: bool = False
     as_of: str | None = None
     source: str = ""
+    gpu_vendor: str | None = None
+    zone: str | None = Field(None, description="the zone whose on-demand price this is, when one zone holds it")
+    spot_zone: str | None = Field(None, description="the zone whose spot price this is, when one zone holds it")
+    places: str | None = None  # ';'-separated city/state names of the region, lower case
+    country: str | None = None  # ISO 3166-1 alpha-2
+    continent: str | None = None
 
     def to_contract(self) -> dict[str, Any]:
         """The `prices --json` offer fields (stable), plus the extra ones after them."""
@@ -410,4 +427,7 @@ class PriceResult(BaseModel):
     offers: list[GpuOffer]
     notices: list[str] = []
     gpu_note: str = ""
+    gpu_forms: list[str] = []  # the GPU catalog names a --gpu value covered (e.g. A100 80GB SXM and PCIe)
+    regions_matched: list[str] = []  # the region names a --region value matched, sorted
+    region_note: str = ""
 

@@ -128,7 +128,7 @@ def test_refresh_good_file_replaces_only_that_provider(tmp_path):
     db = PriceDb(tmp_path / "home" / "prices.duckdb", today=dt.date(2026, 11, 29))
     db.ensure()
     before = {p["provider"]: p["offers"] for p in db.info()["providers"]}
-    rep = db.refresh([str(_vms(tmp_path / "aws" / "vms.csv", GOOD_AWS))])
+    rep = db.refresh([str(_vms(tmp_path / "aws" / "vms.csv", GOOD_AWS))], as_of="2026-11-20")
     after = {p["provider"]: p["offers"] for p in db.info()["providers"]}
     assert after["aws"] == 2 and rep.per_provider["aws"]["rows"] == 2  # zones merged, CPU row skipped
     assert rep.dropped == 1  # the fractional g6f slice
@@ -136,7 +136,20 @@ def test_refresh_good_file_replaces_only_that_provider(tmp_path):
     h = db.query(PriceQuery(provider="aws", gpus=8), ["h100-sxm"]).offers[0]
     assert h.spot_price_usd_per_hour == pytest.approx(18.50)  # lowest of the region's zones
     assert h.price_usd_per_gpu_hour == pytest.approx(55.04 / 8)
-    assert h.as_of == "2026-11-29" and h.gpu_memory_gb == pytest.approx(80 * 2**30 / 1e9, abs=0.01)
+    assert h.as_of == "2026-11-20" and h.gpu_memory_gb == pytest.approx(80 * 2**30 / 1e9, abs=0.01)
+    assert h.spot_zone == "us-east-1b"  # 18.50 is one zone's price (us-east-1a asks 20.00)
+    src = next(x for x in db.info()["sources"] if x["provider"] == "aws")
+    assert src["as_of"] == "2026-11-20" and src["date_from"] == "--as-of"
+
+
+def test_refresh_without_a_date_is_unknown_and_stale_never_0_days_old(tmp_path):
+    db = PriceDb(tmp_path / "home" / "prices.duckdb", today=dt.date(2026, 11, 29))
+    db.ensure()
+    db.refresh([str(_vms(tmp_path / "aws" / "vms.csv", GOOD_AWS))])  # a plain folder: no git, no header date
+    res = db.query(PriceQuery(provider="aws"), None)
+    assert all(o.as_of is None for o in res.offers)
+    assert res.stale is True and "unknown" in res.data_note and "0 days" not in res.data_note
+    assert next(x for x in db.info()["sources"] if x["provider"] == "aws")["date_from"] == "unknown"
 
 
 @pytest.mark.parametrize("content, needle", [
