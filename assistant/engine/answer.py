@@ -29,7 +29,8 @@ class KeyNumber(BaseModel):
     """One number worth showing, with a human label key (translated by the renderer) and its unit."""
 
     label: str = Field(description="message catalog key of the label, e.g. 'num.weights'")
-    value: float | int | str | None
+    value: float | int | str | dict[str, Any] | None = Field(
+        description="a number, a name, or a phrase {'code': key, 'params': {...}} such as a translated term")
     unit: str = Field("", description="GB, tokens/s, $/h, h, $ ...")
     note: Finding | None = None
 

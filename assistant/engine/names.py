@@ -19,12 +19,15 @@ from tools.errors import UnknownModel
 
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9.\-_/]*[a-z0-9]|[a-z0-9]")
 # Family words that make a following version/size a model name even when the catalog lacks it.
-_MODEL_FAMILIES = (r"llama|mistral|mixtral|qwen|gemma|phi|falcon|deepseek|gpt|claude|grok|yi|command-?r|olmo|"
+_MODEL_FAMILIES = (r"gemini|llama|mistral|mixtral|qwen|gemma|phi|falcon|deepseek|gpt|claude|grok|yi|command-?r|olmo|"
                    r"starcoder|codellama|vicuna|bloom|opt|mpt|solar|nemotron|jamba|dbrx|internlm|baichuan|chatglm|glm|"
                    r"kimi|minimax|smollm|granite|aya|orca|zephyr|tinyllama|stablelm|pythia|t5|bert")
 _UNKNOWN_MODEL = re.compile(
     rf"\b((?:{_MODEL_FAMILIES})(?:[\s\-_.]?(?:v?\d+(?:\.\d+)?|[a-z]+))*?[\s\-_.]?\d+(?:\.\d+)?\s?[bmt])\b"
     rf"|\b((?:{_MODEL_FAMILIES})[\s\-_.]?v?\d+(?:\.\d+)?(?:[\s\-_.](?:ultra|turbo|pro|max|mega|mini|large|instruct|[a-z]+\d*))*)\b")
+# closed-weights product names, and family-word-hyphen names ("zephyr-ultra 300"): models we cannot size
+_CLOSED_MODEL = re.compile(r"\b((?:gemini|claude|gpt-?[45]\w*|grok)(?:[\s\-_.](?!on\b|in\b|at\b|for\b|with\b)[a-z0-9.]+){0,3})")
+_HYPHEN_MODEL = re.compile(rf"\b((?:{_MODEL_FAMILIES})-[a-z]+(?:[\s\-_.][a-z]+)*[\s\-_.]v?\d+(?:\.\d+)?[a-z]?)\b")
 _UNKNOWN_GPU = re.compile(r"\b((?:gtx|rtx|tesla|quadro|radeon|rx|geforce|instinct)\s?[a-z]?\d{3,4}\w*|"
                           r"(?:[abhlv]|mi|gb|b)\d{2,3}[a-z]?)\b")
 
@@ -54,7 +57,7 @@ def find_models(text: str) -> tuple[Span | None, Span | None]:
                 continue
             key = model_name_key(cand)
             hit = idx.get(key)
-            if hit is None and n >= 2 and len(key) >= 6 and re.search(r"\d", key):
+            if hit is None and n >= 2 and len(key) >= 6 and re.search(r"\d", key) and not re.search(r"\d$", key):
                 ids = {m.id for k, m in idx.items() if k.startswith(key)}
                 if len(ids) == 1:
                     hit = next(m for k, m in idx.items() if k.startswith(key))
@@ -67,6 +70,9 @@ def find_models(text: str) -> tuple[Span | None, Span | None]:
     pipe = _find_pipeline(text, toks)
     if pipe:
         return pipe, None
+    m = _CLOSED_MODEL.search(text) or _HYPHEN_MODEL.search(text)
+    if m:
+        return None, Span(m.start(1), m.end(1), m.group(1), m.group(1))
     m = _UNKNOWN_MODEL.search(text)
     if m:
         g = 1 if m.group(1) else 2
@@ -141,7 +147,8 @@ def find_gpus(text: str, skip: list[tuple[int, int]]) -> tuple[list[Span], list[
 
 @lru_cache(maxsize=1)
 def _provider_patterns() -> dict[str, re.Pattern]:
-    extra = {"aws": r"amazon|ec2", "gcp": r"google cloud|google|gce", "azure": r"microsoft azure", "lambda": r"lambda labs|lambda cloud",
+    extra = {"aws": r"amazon|ec2|ایمیزون|اے ڈبلیو ایس", "gcp": r"google cloud|google|gce|گوگل کلاؤڈ|گوگل",
+             "azure": r"microsoft azure|ایزور|ازور|مائیکروسافٹ", "lambda": r"lambda labs|lambda cloud",
              "vast": r"vast\.ai|vastai", "runpod": r"run ?pod", "coreweave": r"core ?weave", "paperspace": r"paper ?space"}
     out = {}
     for p in load_providers():

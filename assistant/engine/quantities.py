@@ -37,9 +37,9 @@ def _near(key: str, s: str) -> bool:
     return bool(p and p.search(s))
 
 
-_TOKENS_EACH = re.compile(r"(?:each|per (?:example|sample|row|conversation|record|item|doc\w*|pair|instruction|entry)|"
+_TOKENS_EACH = re.compile(r"(?:taqreeban|lagbhag|تقریباً|تقریبا|لگ بھگ|each|per (?:example|sample|row|conversation|record|item|doc\w*|pair|instruction|entry)|"
                           r"avg|average|averag\w+|on average|apiece|long|of about|of around|of ~|of roughly|of|~|about|"
-                          r"around|approx\w*|roughly|with|har|fi|ہر|اوسط)\W*$")
+                          r"around|approx\w*|roughly|with|har|fi|ہر|اوسط)\W*$|(?:each|per|har|ہر)\s+\w+\W+(?:\w+\W+)?$")
 _DATASET = re.compile(r"dataset|corpus|of data|of text|training data|\btrain(?:ing)? on\b|\bon\b\W*$|ڈیٹا|ڈیٹاسیٹ")
 _CONTEXT_NEAR = re.compile(r"context|ctx|window|seq(?:uence)?[ _-]?len|max[ _-]?len|sequence|کانٹیکسٹ|سیاق")
 _PROMPT_NEAR = re.compile(r"prompt|input|پرامپٹ")
@@ -105,7 +105,9 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
         role = _memory_role(v * 1000, right, left, has_model, gpu_spans)
         return role if role and role[0] in ("egress_gb", "storage_gb") else ("storage_gb", v * 1000)
     if re.search(r"(?:\$|usd|us\$)\s*$", left) or _starts(_unit("usd"), right):
-        tail = right if not _starts(_unit("usd"), right) else right[_starts(_unit("usd"), right).end():]
+        stripped = right.lstrip(" -~:=")
+        mu = _unit("usd").match(stripped)
+        tail = stripped[mu.end():] if mu else right
         if re.match(r"\s*(?:/|per|an|a|each|fi|فی)?\s*(?:gpu[- ]?)?(?:hour|hr|h\b|ghant|گھنٹ)", tail.lstrip()) or \
                 re.match(r"\s*/\s*h", tail):
             return ("budget_usd_per_hour", v)
@@ -124,6 +126,8 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
         return ("context_tokens", _ctx(n))
     if _starts(_unit("tokens"), right) or re.match(r"\s*[- ]?token", right):
         return _token_role(n, right, left, nums, i, r)
+    if re.match(r"\s*(?:prompts|inputs|queries|questions|requests to run)\b", right):
+        return ("examples", v)  # "5,000 prompts": how many, not how long
     if _starts(_unit("prompt"), right) and n.value >= 16:
         return ("prompt_tokens", _ctx(n))
     if _starts(_unit("examples"), right):
@@ -149,6 +153,8 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
     if re.match(r"\s*(?:px|pixels?|p\b)", right) or re.search(r"(?:resolution|res)\s*(?:of|=|:|at)?\s*$", left):
         return ("resolution", v)
     if n.is_word and 0 < v <= 16 and re.match(r"\s*\d+\s?(?:gb|gib)\s*(?:card|gpu|vram|کارڈ|جی پی یو|wala|والا|والی)", right):
+        return ("gpu_count", v)
+    if re.match(r"\s*of (?:them|those|these|the gpus|the cards)\b", right) and gpu_spans:
         return ("gpu_count", v)
     if _starts(_unit("gpus"), right) and not re.match(r"\s*x\b", right):
         return ("gpu_count", v) if 0 < v <= 100000 else None
@@ -181,20 +187,23 @@ def _memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans) ->
 
 
 def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles) -> tuple[str, float]:
+    """Tokens of what: the context, a prompt, an output, each example, or the whole dataset."""
     near_r, near_l = right[:25], left[-25:]
-    if _CONTEXT_NEAR.search(near_r) or _CONTEXT_NEAR.search(near_l):
-        return ("context_tokens", _ctx(n))
-    if _PROMPT_NEAR.search(near_r[:15]) or re.search(r"(?:prompt|input)s?\s*(?:of|=|:|is|with)?\s*(?:~|about)?\s*$", near_l):
-        return ("prompt_tokens", _ctx(n))
-    if _OUTPUT_NEAR.search(near_r[:20]) or re.search(r"(?:output|generate|generating|respond|answer)s?\s*(?:of|=|:|is|with|up to)?\s*(?:~|about)?\s*$", near_l):
-        return ("output_tokens", _ctx(n))
-    examples_before = "examples" in r.values and any(
-        j < i and 0 <= n.start - nums[j].end <= 45 for j in r.used if j < len(nums))
-    if (_TOKENS_EACH.search(left[-22:]) and (examples_before or "examples" in r.values or n.value < 100000)) or \
-            re.match(r"\s*tokens?\s*(?:each|per|apiece|har|ہر)", right):
+    after_tokens = re.sub(r"^\s*[- ]?(?:tokens?|toks?)\b", "", right)[:16].strip(" -")
+    for pat, role in ((_PROMPT_NEAR, "prompt_tokens"), (_OUTPUT_NEAR, "output_tokens"), (_CONTEXT_NEAR, "context_tokens")):
+        if pat.match(after_tokens):
+            return (role, _ctx(n))  # "2000-token prompts", "300 token answers", "8k tokens context"
+    each = _TOKENS_EACH.search(left[-22:]) or re.match(r"\s*tokens?\s*(?:each|per|apiece|har|ہر)", right)
+    cues = [(m.end(), role) for pat, role in ((_CONTEXT_NEAR, "context_tokens"), (_PROMPT_NEAR, "prompt_tokens"),
+                                              (_OUTPUT_NEAR, "output_tokens")) for m in pat.finditer(near_l)]
+    if cues and (not each or re.search(r"(?:each|per|har|ہر)\s+(?:prompt|input|request|answer|output|response)", near_l)):
+        return (max(cues)[1], _ctx(n))  # the nearest cue word before the number
+    if each and ("examples" in r.values or n.value < 100000):
         return ("tokens_per_example", n.value)
     if _DATASET.search(near_r) or _DATASET.search(near_l) or n.value >= 2_000_000:
         return ("dataset_tokens", n.value)
+    if _CONTEXT_NEAR.search(near_r):
+        return ("context_tokens", _ctx(n))
     return ("context_tokens", _ctx(n))
 
 

@@ -84,6 +84,8 @@ class Query(BaseModel):
     out_of_range: list[str] = Field(default_factory=list, description="values named as out of range")
     injection: bool = Field(False, description="the text tries to instruct the assistant")
     intent_cued: bool = Field(False, description="the words themselves ask for an intent (not only settings)")
+    seen_gpus: list[str] = Field(default_factory=list, description="every GPU named in the thread so far")
+    seen_providers: list[str] = Field(default_factory=list, description="every provider named in the thread so far")
     text: str = ""
 
     @property

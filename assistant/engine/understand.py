@@ -105,12 +105,16 @@ def _understand_cached(raw: str) -> Query:
     elif unknown_model:
         q.model_unknown = unknown_model.text
     q.gpus = _unique([g.value for g in gpus])
+    q.seen_gpus = list(q.gpus)
     q.gpu_unknown = _unique([g.text.upper() for g in gpu_unknown])
     name_spans = skip + [(g.start, g.end) for g in gpus + gpu_unknown]
     providers = [p for p in find_providers(t) if not _negated(t, p.start, p.end)]
     q.providers = _unique([p.value for p in providers])
+    q.seen_providers = list(q.providers)
     name_spans += [(p.start, p.end) for p in providers]
-    _read_numbers(t, q, name_spans, [(g.start, g.end) for g in gpus + gpu_unknown])
+    # a model name between a number and its unit ("1.2M SDXL images") does not hide the unit
+    t_roles = t if not model else t[:model.start] + " " * (model.end - model.start) + t[model.end:]
+    _read_numbers(t_roles, q, name_spans, [(g.start, g.end) for g in gpus + gpu_unknown])
     _read_words(t, q)
     finalize(q)
     return q
@@ -293,6 +297,8 @@ def _intents(t: str, q: Query) -> None:  # noqa: C901 - evidence rules, each one
         add("fit")
     if q.solve_for in ("cheapest_gpu", "fastest_gpu"):
         add("recommend")
+    if q.solve_for == "fastest_gpu":
+        add("speed")
     comparing = len(q.gpus) + len(q.gpu_unknown) >= 2 or len(q.providers) >= 2 or q.both_pricing
     if "recommend" in cues and (has_model or image or training or comparing):
         add("recommend")
@@ -301,7 +307,7 @@ def _intents(t: str, q: Query) -> None:  # noqa: C901 - evidence rules, each one
     if q.min_tokens_per_s and has_model and not has_gpu:
         add("recommend")
     if "train_time" in cues and (has_model or training or image):
-        add("speed" if image and not training else "train_time")
+        add("speed" if not training and (image or q.method == "inference" or q.examples or q.prompt_tokens) else "train_time")
     if "cost" in cues or q.budget_usd_total or q.egress_gb or q.storage_gb or (q.billing and not has_model):
         if has_model or has_gpu or q.billing or q.egress_gb or q.storage_gb or training or image:
             if (q.budget_usd_total or q.budget_usd_per_hour) and has_model and not has_gpu and "cost" not in cues:
@@ -347,10 +353,24 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
             intents.append(x)
     if re.search(r"\bworth (?:it|the)\b|worth kar|فائدہ مند", t) and (q.has_model or q.gpus) and "recommend" not in intents:
         add("recommend")
+    training = q.method in ("full", "lora", "qlora", "finetune") or bool(q.examples and not q.prompt_tokens) or \
+        bool(q.dataset_tokens or q.epochs)
     if "recommend" in intents and q.has_model:
         add("fit")
         add("prices")
-    if "compare" in intents and q.has_model and len(q.gpus) >= 2:
+        if training and (q.examples or q.dataset_tokens or q.budget_usd_total):
+            add("train_time")
+            add("cost")
+    if "compare" in intents and q.has_model and len(q.gpus) >= 2 and training:
+        add("train_time")
+        add("cost")
+        if re.search(r"better|bہتر|بہتر|behtar|should|worth|which", t):
+            add("recommend")
+    elif "compare" in intents and re.search(r"\bbetter\b|بہتر|behtar|\bworth\b|\bshould i\b", t):
+        add("recommend")
+    if q.has_model and q.gpus and q.method in ("full", "lora", "qlora", "finetune") and intents and "fit" not in intents:
+        add("fit")
+    if "compare" in intents and q.has_model and len(q.gpus) >= 2 and not training:
         for x in ("fit", "speed", "prices"):
             add(x)
     if "cost" in intents and q.gpus:
@@ -396,8 +416,8 @@ def _is_followup(new: Query, prev: Query) -> bool:
     if not new.has_model and prior_has_model(prev) and new.intents and \
             set(new.intents) & {"fit", "speed", "train_time", "cost", "recommend"} | ({"guide"} if new.solve_for else set()):
         return True
-    if not new.has_model and prior_has_model(prev) and new.solve_for:
-        return True
+    if not new.has_model and prior_has_model(prev) and (new.solve_for or set(new.facts()) - {"billing"}):
+        return True  # more facts (or a question) about the same workload
     if new.params_b and not cue and len(t.split()) > 8:
         return False
     if cue:
@@ -416,6 +436,13 @@ def understand_turn(text: str, prior: Query | None) -> Query:
     if prior is None or not _is_followup(q, prior):
         return q
     merged = merge(prior, q, new_topic=False)
+    t = normalise(text)
+    if pattern_map("intent_cues")["compare"].search(t) or pattern_map("intent_cues")["recommend"].search(t):
+        # "compare both", "which one is cheaper": every GPU / provider named in the thread is a side
+        merged.gpus = _unique(prior.seen_gpus + merged.gpus)
+        merged.providers = _unique(prior.seen_providers + merged.providers)
+    merged.seen_gpus = _unique(prior.seen_gpus + merged.gpus)
+    merged.seen_providers = _unique(prior.seen_providers + merged.providers)
     return finalize(merged, keep_intents=prior.intents)
 
 

@@ -58,6 +58,8 @@ def quantity(lang: str, v: Any, unit: str = "") -> str:
     """A number with its unit in the answer's language ("$1.29/h", "2,048 tokens", "17.9 GB")."""
     if v is None:
         return label(lang, "value.unknown")
+    if isinstance(v, dict):
+        return fmt_value(lang, v)
     if isinstance(v, str):
         s = v
     elif unit in _MONEY:
