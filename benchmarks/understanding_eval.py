@@ -93,7 +93,7 @@ def score_row(row: dict, got: dict) -> dict:
     want_int = set(exp.get("intents") or [])
     got_int = set(got.get("intents") or [])
     need = want_int - {"compare"}
-    tools_ok = need <= got_int or (need <= {"guide"} and got_int & {"guide", "help"} and not got_int & COMPUTE_INTENTS)
+    tools_ok = bool(need <= got_int or (need <= {"guide"} and got_int & {"guide", "help"} and not got_int & COMPUTE_INTENTS))
     if need & {"help", "out_of_scope"}:
         tools_ok = bool(got_int & (need | {"help", "out_of_scope"})) and not got_int & COMPUTE_INTENTS
     if "compare" in want_int and not ("compare" in got_int or len(got.get("gpus") or []) + (1 if got.get("model") else 0) >= 2):
