@@ -14,15 +14,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
 import argparse  # noqa: E402
-import base64  # noqa: E402
 import contextlib  # noqa: E402
-import html  # noqa: E402
 import json  # noqa: E402
 import logging  # noqa: E402
-import secrets  # noqa: E402
 import threading  # noqa: E402
-import time  # noqa: E402
-import uuid  # noqa: E402
 from typing import Any, Iterator  # noqa: E402
 
 import gradio as gr  # noqa: E402
@@ -30,7 +25,7 @@ from fastapi import Request  # noqa: E402
 from fastapi.responses import JSONResponse  # noqa: E402
 from starlette.concurrency import run_in_threadpool  # noqa: E402
 
-from assistant import api, ui_data  # noqa: E402
+from assistant import api, ui_data, web_assets, web_calc, web_chat, web_security  # noqa: E402
 from tools.errors import AdvisorError  # noqa: E402
 
 log = logging.getLogger("gpu_advisor.app")
@@ -44,12 +39,7 @@ EXAMPLES = [
     "کیا میں 24GB GPU پر 13B ماڈل کو QLoRA کے ساتھ فائن ٹیون کر سکتا ہوں؟",
 ]
 BACKEND: str | None = None  # None: $GPU_ADVISOR_BACKEND, else the embedded router (set by --backend)
-CSS = """
-textarea { unicode-bidi: plaintext; }
-[dir="rtl"], [dir="rtl"] p, [dir="rtl"] li { text-align: right; }
-/* an English line inside an Urdu answer keeps its own word order */
-[dir="rtl"] p, [dir="rtl"] li, [dir="rtl"] blockquote { unicode-bidi: plaintext; }
-"""
+CSS = web_assets.CSS  # the stylesheet and page script live in assistant/web_assets.py
 _ADVISOR_LOCK = threading.Lock()
 
 
@@ -77,143 +67,77 @@ def _user_errors() -> Iterator[None]:
                        "Try again, or rephrase the question.", print_exception=False) from None
 
 
-# ---------------------------------------------------------------- shared output shaping
-
-def _plot(v: ui_data.Visual) -> Any:
-    # No chart: hide it but keep it in the page ("hidden", not False, and no value None). Gradio 6.31's
-    # BarPlot leaves ResizeObservers on a removed chart, which then throw "Cannot read properties of
-    # null (reading 'offsetWidth')" in the browser.
-    if v.chart.empty:
-        return gr.BarPlot(visible="hidden")
-    return gr.BarPlot(value=v.chart, x="item", y="value", color="part", title=v.chart_title or None,
-                      y_title=v.y_title or None, x_title=" ", color_title=" ",
-                      sort=list(dict.fromkeys(v.chart["item"])),
-                      x_label_angle=-35 if v.chart["item"].nunique() > 3 else 0,
-                      y_lim=[0, None], visible=True)
-
-
-def _table(v: ui_data.Visual) -> Any:
-    return gr.Dataframe(value=v.table, visible=not v.table.empty)
-
-
-def _rtl(text: str) -> str:
-    return f'<div dir="rtl" lang="ur">\n\n{text}\n\n</div>'
-
-
-def _status(backend: str, thread_id: str | None) -> str:
-    return f"Backend: **{backend}**" + (f" · thread `{thread_id[:12]}`" if thread_id else "")
-
-
-def _step(ev: dict[str, Any], result: Any = None, seconds: float | None = None) -> gr.ChatMessage:
-    content = f"**Inputs:** {ui_data.summarize_args(ev.get('args'))}"
-    meta: dict[str, Any] = {"title": f"🛠 {ev['name']}", "id": ev.get("id") or ev["name"], "status": "pending"}
-    if seconds is not None:
-        content += f"\n\n**Result:** {ui_data.summarize_result(ev['name'], result, ev.get('args'))}"
-        meta |= {"status": "done", "duration": round(seconds, 3)}
-    return gr.ChatMessage(role="assistant", content=content, metadata=meta)
-
-
 # ---------------------------------------------------------------- chat
 
-def respond(message: str, history: list | None, thread_id: str | None) -> Iterator[tuple]:
-    """Stream one turn: tool steps as they run, the answer, its sources, then the chart and table.
+def _status(backend: str) -> str:
+    """Only worth a line when an LLM answers, or when it fell back to the built-in router."""
+    if backend.startswith("router ("):
+        return "The language model was unavailable; the built-in advisor answered."
+    return "" if backend == "router" else f"Answered with {backend}."
 
-    Yields (history, plot, table, note, textbox, thread_id, status); the last yield holds real values.
-    """
-    history = list(history or [])
+
+def respond(message: str, history: list | None, thread_id: str | None, recent: list | None = None,
+            request: gr.Request = None) -> Iterator[tuple]:
+    """Stream one turn: the question, tool steps as they run, then the answer above its folded steps.
+
+    Yields (history, textbox, thread_id, status, recent threads); the last yield holds real values."""
     try:
         q = ui_data.check_question(message)
     except ui_data.BadInput as exc:
         gr.Warning(str(exc))
-        yield history[:], gr.skip(), gr.skip(), gr.skip(), message, thread_id, gr.skip()
+        yield list(history or []), message, thread_id, gr.skip(), gr.skip()
         return
-    tid = thread_id or uuid.uuid4().hex
-    user_text = html.escape(q)
-    history.append(gr.ChatMessage(role="user", content=_rtl(user_text) if ui_data.is_rtl_text(q) else user_text))
-    status = _status(_backend_label(), tid)
-    yield history[:], gr.skip(), gr.skip(), gr.skip(), "", tid, status
-
-    steps: dict[str, tuple[int, float, dict[str, Any]]] = {}
-    calls: list[dict[str, Any]] = []
-    answer_idx: int | None = None
-    visual = ui_data.Visual()
+    owner = _owner(request) if request is not None else None
+    hist, tid, ans = list(history or []), thread_id, None
     with _user_errors():
-        for ev in _advisor().stream(q, tid):
-            kind = ev["type"]
-            if kind == "tool_start":
-                history.append(_step(ev))
-                steps[ev.get("id") or ev["name"]] = (len(history) - 1, time.monotonic(), ev)
-                yield history[:], gr.skip(), gr.skip(), gr.skip(), "", tid, status
-            elif kind == "tool_end":
-                idx, t0, start = steps.get(ev.get("id") or ev["name"], (None, time.monotonic(), ev))
-                step = _step(start, ev["result"], time.monotonic() - t0)
-                if idx is None:
-                    history.append(step)
-                else:
-                    history[idx] = step
-                calls.append({"name": ev["name"], "args": start.get("args") or {}, "result": ev["result"]})
-                drawn = ui_data.visual_for_calls(calls) if ev["name"] in ui_data.CHART_TOOLS else ui_data.Visual()
-                if drawn.kind != "none":  # draw as soon as the numbers are in
-                    visual = drawn
-                    yield history[:], _plot(visual), _table(visual), visual.note, "", tid, status
-                else:
-                    yield history[:], gr.skip(), gr.skip(), gr.skip(), "", tid, status
-            elif kind == "text":
-                text = ev["text"]
-                rtl = ui_data.is_rtl_text(text)
-                history.append(gr.ChatMessage(role="assistant", content=_rtl(text) if rtl else text))
-                answer_idx = len(history) - 1
-                yield history[:], gr.skip(), gr.skip(), gr.skip(), "", tid, status
-            elif kind == "answer":
-                ans = ev["answer"]
-                for i, m in enumerate(history):  # a step an LLM turn left unfinished (router fallback)
-                    if isinstance(m, gr.ChatMessage) and (m.metadata or {}).get("status") == "pending":
-                        history[i] = gr.ChatMessage(role="assistant", metadata=m.metadata | {"status": "done"},
-                                                    content=f"{m.content}\n\n**Result:** not finished.")
-                text = _rtl(ans.answer) if ans.language == "ur" else ans.answer
-                if answer_idx is None:
-                    history.append(gr.ChatMessage(role="assistant", content=text))
-                else:
-                    history[answer_idx] = gr.ChatMessage(role="assistant", content=text)
-                if ans.citations:
-                    cites = ui_data.citations_markdown(c.model_dump() for c in ans.citations)
-                    history.append(gr.ChatMessage(
-                        role="assistant", content=_rtl(cites) if ans.language == "ur" else cites,
-                        metadata={"title": f"📚 Guide passages cited ({len(ans.citations)})", "status": "done"}))
-                visual = ui_data.visual_for_calls(c.model_dump() for c in ans.tool_calls)
-                tid = ans.thread_id  # a new one when the conversation store was unavailable
-                status = _status(ans.backend, tid)
-    yield history[:], _plot(visual), _table(visual), visual.note, "", tid, status
+        for hist, tid, ans in web_chat.turn(_advisor(), q, history or [], thread_id, owner):
+            yield hist, "", tid, gr.skip(), gr.skip()
+    status = _status(ans.backend) if ans is not None else ""
+    yield hist, "", tid, status, web_chat.remember(recent, tid, q)
 
 
 def new_chat() -> tuple:
-    """A fresh thread: empty chat, no chart."""
-    tid = uuid.uuid4().hex
-    empty = ui_data.Visual()
-    return [], _plot(empty), _table(empty), "", "", tid, _status(_backend_label(), tid)
+    """A fresh conversation: empty chat; the thread id comes with the first question."""
+    return [], "", None, ""
 
 
-class _RateLimit:
-    """Per-client token bucket for the API: GPU_ADVISOR_RATE_LIMIT requests a minute (default 1200; 0 = off)."""
-
-    def __init__(self) -> None:
-        self.per_min = float(os.environ.get("GPU_ADVISOR_RATE_LIMIT", "1200") or 0)
-        self.buckets: dict[str, tuple[float, float]] = {}
-        self.lock = threading.Lock()
-
-    def allow(self, key: str) -> bool:
-        if self.per_min <= 0:
-            return True
-        now = time.monotonic()
-        with self.lock:
-            tokens, last = self.buckets.get(key, (self.per_min / 6, now))  # a burst of 10 seconds' worth
-            tokens = min(self.per_min / 6, tokens + (now - last) * self.per_min / 60)
-            ok = tokens >= 1
-            self.buckets[key] = (tokens - 1 if ok else tokens, now)
-            return ok
+def open_thread(tid: str | None, request: gr.Request = None) -> tuple:
+    """The chat of a thread this user owns (from the conversation store); empty when unknown."""
+    if not tid:
+        return [], None
+    try:
+        tid = ui_data.check_thread_id(tid)
+        owner = _owner(request) if request is not None else None
+        rec = _advisor().store.load(owner, tid) if owner else None
+    except (AdvisorError, ui_data.BadInput):
+        rec = None
+    if rec is None:
+        gr.Warning("That conversation is not available (it may have expired); starting a new one.")
+        return [], None
+    return web_chat.restore_history(rec), tid
 
 
+def restore(request: gr.Request) -> tuple:
+    """On page load: the thread named by ?thread= in the address, with its turns."""
+    tid = request.query_params.get("thread") if request is not None else None
+    return open_thread(tid, request) if tid else ([], None)
+
+
+def _recent_choices(recent: list | None) -> Any:
+    items = [r for r in (recent or []) if isinstance(r, (list, tuple)) and len(r) == 2]
+    return gr.Radio(choices=[(str(q)[:60], str(t)) for t, q in items], value=None, visible=bool(items))
+
+
+_RateLimit = web_security.RateLimit  # per client; in Redis when GPU_ADVISOR_REDIS_URL is set
 _LIMIT = _RateLimit()
+_THROTTLE = web_security.LoginThrottle()
+
+
+def _owner(request: Any, user: str | None = None) -> str:
+    """Whose threads a request may read: the signed-in user, else everyone unsigned (auth off)."""
+    from assistant.threads import web_owner
+
+    return web_owner(user or getattr(request, "username", None))
 
 
 def _answer_json(ans: Any) -> dict:
@@ -223,29 +147,28 @@ def _answer_json(ans: Any) -> dict:
 
 def ask(question: str, thread_id: str | None = None, request: gr.Request = None) -> dict:
     """Answer one question in a thread (empty thread_id: a new one); the JSON of `gpu-advisor ask --json`."""
-    client = getattr(getattr(request, "client", None), "host", None) or "local"
-    if not _LIMIT.allow(client):
+    if not _LIMIT.allow(web_security.client_address(request)):
         raise gr.Error("Too many requests from this address; wait a few seconds and ask again.")
     with _user_errors():
         q = ui_data.check_question(question)
         tid = ui_data.check_thread_id(thread_id)
-        ans = _advisor().ask(q, thread_id=tid)
+        ans = _advisor().ask(q, thread_id=tid, owner=_owner(request))
         return _answer_json(ans)
 
 
-def _auth_ok(header: str | None) -> bool:
-    """HTTP Basic credentials against GPU_ADVISOR_AUTH (always true when it is unset)."""
-    creds = os.environ.get("GPU_ADVISOR_AUTH", "")
-    if not creds:
-        return True
-    scheme, _, value = (header or "").partition(" ")
-    if scheme.lower() != "basic":
-        return False
+async def rest_thread(request: Request) -> JSONResponse:
+    """GET /api/threads/{thread_id}: {"thread_id", "turns": [{"question", "answer", "at"}]} for its owner; 404 else."""
+    user, refused = web_security.rest_auth(request, _THROTTLE)
+    if refused:
+        return refused
+    tid = request.path_params.get("thread_id", "")
     try:
-        given = base64.b64decode(value.strip(), validate=True).decode("utf-8")
-    except (ValueError, UnicodeDecodeError):
-        return False
-    return secrets.compare_digest(given.encode(), creds.encode())
+        rec = await run_in_threadpool(_advisor().store.load, _owner(request, user), tid)
+    except (AdvisorError, ui_data.BadInput):
+        rec = None
+    if rec is None:
+        return JSONResponse({"error": f"No thread {tid[:40]!r} for this user."}, status_code=404)
+    return JSONResponse(rec.as_json())
 
 
 async def rest_ask(request: Request) -> JSONResponse:
@@ -254,28 +177,28 @@ async def rest_ask(request: Request) -> JSONResponse:
     The same answer as the Gradio /ask endpoint without its queue and event stream, for scripts and
     load: 400 with {"error": ...} for bad input, 401 without valid credentials when GPU_ADVISOR_AUTH
     is set, 429 over the per-client rate limit."""
-    if not _auth_ok(request.headers.get("authorization")):
-        return JSONResponse({"error": "authentication required"}, status_code=401,
-                            headers={"WWW-Authenticate": 'Basic realm="gpu-advisor"'})
-    client = request.client.host if request.client else "local"
-    if not _LIMIT.allow(client):
+    user, refused = web_security.rest_auth(request, _THROTTLE)
+    if refused:
+        return refused
+    if not _LIMIT.allow(web_security.client_address(request)):
         return JSONResponse({"error": "Too many requests from this address; wait a few seconds and ask again."},
                             status_code=429)
     try:
-        body = json.loads(await request.body())
-    except (ValueError, UnicodeDecodeError):
-        body = None
+        body = web_security.parse_json_body(await request.body())
+    except ValueError as exc:
+        return JSONResponse({"error": f'{exc} Send a JSON object {{"question": "...", "thread_id": "..."}}.'},
+                            status_code=400)
     if not isinstance(body, dict) or set(body) - {"question", "thread_id"}:
         return JSONResponse({"error": 'send a JSON object {"question": "...", "thread_id": "..." (optional)}'},
                             status_code=400)
-    return await run_in_threadpool(_rest_answer, body)
+    return await run_in_threadpool(_rest_answer, body, _owner(request, user))
 
 
-def _rest_answer(body: dict[str, Any]) -> JSONResponse:
+def _rest_answer(body: dict[str, Any], owner: str) -> JSONResponse:
     try:
         q = ui_data.check_question(body.get("question"))
         tid = ui_data.check_thread_id(body.get("thread_id"))
-        ans = _advisor().ask(q, thread_id=tid)
+        ans = _advisor().ask(q, thread_id=tid, owner=owner)
     except (AdvisorError, ui_data.BadInput) as exc:
         return JSONResponse({"error": str(exc)}, status_code=400)
     except Exception:
@@ -283,162 +206,6 @@ def _rest_answer(body: dict[str, Any]) -> JSONResponse:
         return JSONResponse({"error": "Something went wrong on our side (details are in the server log)."},
                             status_code=500)
     return JSONResponse(_answer_json(ans))
-
-
-# ---------------------------------------------------------------- calculators
-
-def _n(v: Any) -> Any:
-    """Empty form fields are None; whole floats from gr.Number become int."""
-    if v is None or v == "" or v == []:
-        return None
-    if isinstance(v, float) and v.is_integer():
-        return int(v)
-    return v.strip() if isinstance(v, str) else v
-
-
-def _opt(v: Any) -> Any:
-    """An optional number: the browser sends 0 for an empty gr.Number, and 0 is never a valid value here."""
-    v = _n(v)
-    return None if v == 0 else v
-
-
-def _calc_out(name: str, result: dict[str, Any], visual: ui_data.Visual, assumptions: list[str]) -> tuple:
-    lines = [ui_data.summarize_result(name, result)]
-    if visual.note:
-        lines.append(visual.note)
-    if assumptions:
-        lines.append("**Assumptions**\n" + "\n".join(f"- {a}" for a in assumptions))
-    return "\n\n".join(lines), _plot(visual), _table(visual)
-
-
-def calc_vram(model, method, precision, seq_len, batch, gpus, gpu, gpu_memory_gb) -> tuple:
-    with _user_errors():
-        method, gpus = _n(method) or "inference", _n(gpus)
-        est = api.vram(model=_n(model), gpu=_n(gpu), gpu_memory_gb=_opt(gpu_memory_gb), method=method,
-                       weight_precision=_n(precision), seq_len=_n(seq_len), batch=_n(batch), gpus=gpus,
-                       tensor_parallel=gpus if method == "inference" else None,
-                       sharding="fsdp" if gpus and gpus > 1 and method != "inference" else None)
-        d = est.to_json_dict()
-        return _calc_out("vram_calculator", d, ui_data.memory_visual(d), d.get("assumptions", []))
-
-
-def calc_speed(model, gpu, precision, engine, batch, prompt_tokens, output_tokens, gpus) -> tuple:
-    with _user_errors():
-        est = api.speed(model=_n(model), gpu=_n(gpu) or "", precision=_n(precision), engine=_n(engine),
-                        batch=_n(batch), prompt_tokens=_n(prompt_tokens), output_tokens=_n(output_tokens),
-                        gpus=_n(gpus))
-        d = est.model_dump()
-        return _calc_out("speed_estimator", d, ui_data.speed_visual(d), d.get("assumptions", []))
-
-
-def calc_train(model, gpu, method, dataset_tokens, epochs, batch, seq_len, gpus) -> tuple:
-    with _user_errors():
-        est = api.train_time(model=_n(model), gpu=_n(gpu) or "", method=_n(method), dataset_tokens=_n(dataset_tokens),
-                             epochs=_n(epochs), batch=_opt(batch), seq_len=_opt(seq_len), gpus=_n(gpus))
-        d = est.model_dump()
-        return _calc_out("training_time", d, ui_data.training_visual(d), d.get("assumptions", []))
-
-
-def calc_prices(gpu, pricing, provider, region, min_vram_gb, max_price, gpus, limit) -> tuple:
-    with _user_errors():
-        pricing = _n(pricing)
-        res = api.prices(gpu=_n(gpu), pricing=None if pricing == "any" else pricing, provider=_n(provider),
-                         region=_n(region), min_vram_gb=_opt(min_vram_gb), max_price_usd_per_gpu_hour=_opt(max_price),
-                         gpus=_opt(gpus), limit=_n(limit))
-        d = {"as_of": res.as_of, "stale": res.stale, "data_note": res.data_note, "total_matches": res.total_matches,
-             "gpu_note": res.gpu_note, "offers": [o.to_contract() for o in res.offers]}
-        v = ui_data.prices_visual([({"pricing": pricing}, d)])
-        return _calc_out("price_query", d, v, list(res.notices))
-
-
-def calc_recommend(model, workload, context_tokens, users, min_tps, precisions, method, dataset_tokens,
-                   objective, budget, deadline, top_n) -> tuple:
-    with _user_errors():
-        workload = _n(workload) or "serve"
-        goal = {"workload": workload, "objective": _n(objective), "top_n": _n(top_n), "budget_usd": _opt(budget),
-                "deadline_hours": _opt(deadline)}
-        if workload == "serve":
-            goal |= {"context_tokens": _n(context_tokens), "concurrent_users": _n(users),
-                     "min_tokens_per_s_per_user": _opt(min_tps), "precisions": _n(precisions)}
-        else:
-            goal |= {"method": _n(method), "dataset_tokens": _n(dataset_tokens)}
-        rec = api.recommend(model=_n(model), **goal)
-        d = json.loads(json.dumps(rec.model_dump(), default=str))
-        return _calc_out("recommend_gpus", d, ui_data.recommend_visual(d), d.get("assumptions", []))
-
-
-def _outputs() -> tuple:
-    summary = gr.Markdown()
-    plot = gr.BarPlot(x="item", y="value", color="part", height=320, show_label=False, visible="hidden")
-    table = gr.Dataframe(interactive=False, visible=False, wrap=True)
-    return summary, plot, table
-
-
-def _calc_tab(title: str, button: str, fn: Any, api_name: str, make_inputs: Any) -> None:
-    """One calculator tab: the form (built by make_inputs) and its button on the left, the outputs on the right."""
-    with gr.Tab(title):
-        with gr.Row():
-            with gr.Column(scale=2):
-                inputs = make_inputs()
-                btn = gr.Button(button, variant="primary")
-            with gr.Column(scale=3):
-                outs = _outputs()
-        btn.click(fn, inputs, list(outs), api_name=api_name)
-
-
-def _calculators(models: list[str], gpus: list[str]) -> None:
-    def model_box(value: str = "llama-3-8b") -> gr.Dropdown:
-        return gr.Dropdown(models, value=value, label="Model", allow_custom_value=True)
-
-    def gpu_box(value: str | None = "H100", label: str = "GPU") -> gr.Dropdown:
-        return gr.Dropdown(gpus, value=value, label=label, allow_custom_value=True)
-
-    precisions = ["", "bf16", "fp16", "fp8", "int8", "int4", "nf4", "q4_k_m", "q8_0"]
-    _calc_tab("VRAM", "Estimate memory", calc_vram, "vram",
-              lambda: [model_box(),
-                       gr.Dropdown(["inference", "full", "lora", "qlora"], value="inference", label="Method"),
-                       gr.Dropdown(precisions, value="", label="Weight precision (empty: default)"),
-                       gr.Number(label="Sequence length (tokens)", value=8192, precision=0),
-                       gr.Number(label="Batch", value=1, precision=0), gr.Number(label="GPUs", value=1, precision=0),
-                       gpu_box("RTX 4090", "GPU (for the fit verdict)"),
-                       gr.Number(label="...or GPU memory (GB)", value=None)])
-    _calc_tab("Speed", "Estimate speed", calc_speed, "speed",
-              lambda: [model_box(), gpu_box(), gr.Dropdown(precisions, value="", label="Precision (empty: bf16)"),
-                       gr.Dropdown(["", "vllm", "sglang", "tensorrt-llm", "llama.cpp", "pytorch-eager"], value="",
-                                   label="Engine (empty: vLLM)", allow_custom_value=True),
-                       gr.Number(label="Batch (concurrent sequences)", value=1, precision=0),
-                       gr.Number(label="Prompt tokens", value=512, precision=0),
-                       gr.Number(label="Output tokens", value=256, precision=0),
-                       gr.Number(label="GPUs", value=1, precision=0)])
-    _calc_tab("Training time", "Estimate training time", calc_train, "train_time",
-              lambda: [model_box(), gpu_box("A100"),
-                       gr.Dropdown(["lora", "qlora", "full"], value="lora", label="Method"),
-                       gr.Number(label="Dataset tokens (per epoch)", value=100_000_000),
-                       gr.Number(label="Epochs", value=1),
-                       gr.Number(label="Micro-batch per GPU", value=None, precision=0),
-                       gr.Number(label="Sequence length", value=None, precision=0),
-                       gr.Number(label="GPUs", value=1, precision=0)])
-    _calc_tab("Prices", "Find offers", calc_prices, "prices",
-              lambda: [gpu_box("H100", "GPU (model or family; empty: any)"),
-                       gr.Radio(["any", "on-demand", "spot"], value="on-demand", label="Pricing"),
-                       gr.Textbox(label="Provider (e.g. aws, lambda, runpod)"),
-                       gr.Textbox(label="Region contains (e.g. us-east, europe)"),
-                       gr.Number(label="Min GB per GPU", value=None),
-                       gr.Number(label="Max USD per GPU-hour", value=None),
-                       gr.Number(label="GPUs per instance", value=None, precision=0),
-                       gr.Number(label="Rows", value=20, precision=0)])
-    _calc_tab("Recommend", "Recommend GPUs", calc_recommend, "recommend",
-              lambda: [model_box(), gr.Radio(["serve", "finetune"], value="serve", label="Workload"),
-                       gr.Number(label="Serve: context tokens per request", value=4096, precision=0),
-                       gr.Number(label="Serve: concurrent users", value=10, precision=0),
-                       gr.Number(label="Serve: min tokens/s per user", value=None),
-                       gr.Dropdown(precisions[1:], value=[], multiselect=True,
-                                   label="Serve: allowed precisions (in order)"),
-                       gr.Dropdown(["lora", "qlora", "full"], value="lora", label="Fine-tune: method"),
-                       gr.Number(label="Fine-tune: dataset tokens", value=20_000_000),
-                       gr.Radio(["cheapest", "fastest", "value"], value="cheapest", label="Objective"),
-                       gr.Number(label="Budget (USD)", value=None), gr.Number(label="Deadline (hours)", value=None),
-                       gr.Number(label="Options to show", value=5, precision=0)])
 
 
 # ---------------------------------------------------------------- layout and launch
@@ -449,51 +216,67 @@ def build_demo() -> gr.Blocks:
     gpus = [g["name"] for g in api.list_gpus()]
     with gr.Blocks(title="GPU Advisor") as demo:
         thread = gr.State(None)
+        recent = gr.BrowserState([], storage_key="gpu-advisor-recent")  # this browser's threads only
+        with gr.Sidebar(open=False, label="Recent chats"):
+            new_side = gr.Button("New chat", size="sm")
+            recent_list = gr.Radio([], label="Recent chats", visible=False, elem_id="recent")
         gr.Markdown("## GPU Advisor\nWhich cloud GPU to rent for LLM work: will it fit, how fast, what it costs. "
-                    "Ask in English or Urdu.")
+                    "Ask in English or Urdu.", elem_id="intro")
         with gr.Tab("Chat"):
+            chatbot = gr.Chatbot(height="68vh", min_height=360, label="Chat", elem_id="chat", buttons=["copy"],
+                                 feedback_options=None, autoscroll=False, show_label=False,
+                                 examples=[{"text": e} for e in EXAMPLES],
+                                 placeholder="Ask which GPU to rent, whether a model fits, how fast it runs or what it costs.")
+            with gr.Row(equal_height=True):
+                box = gr.Textbox(show_label=False, placeholder="Ask about a GPU, a model, prices or costs...",
+                                 scale=5, max_lines=6, elem_id="question", autofocus=True,
+                                 max_length=ui_data.MAX_QUESTION_CHARS)
+                send = gr.Button("Send", variant="primary", scale=1, min_width=80)
             with gr.Row():
-                with gr.Column(scale=3):
-                    chatbot = gr.Chatbot(height=560, label="Chat", elem_id="chat", buttons=["copy"],
-                                         feedback_options=None)
-                    with gr.Row():
-                        box = gr.Textbox(show_label=False, placeholder="Ask about a GPU, a model, prices or costs...",
-                                         scale=5, max_lines=6, elem_id="question", autofocus=True,
-                                         max_length=ui_data.MAX_QUESTION_CHARS)
-                        send = gr.Button("Send", variant="primary", scale=1, min_width=80)
-                    with gr.Row():
-                        new = gr.Button("New chat", size="sm", scale=0, min_width=100)
-                        status = gr.Markdown(_status(_backend_label(), None), elem_id="status")
-                    examples = gr.Examples(EXAMPLES, inputs=[box], label="Examples (click to ask)")
-                with gr.Column(scale=2):
-                    plot = gr.BarPlot(x="item", y="value", color="part", height=360, elem_id="chart", show_label=False,
-                                      visible="hidden")
-                    note = gr.Markdown(elem_id="data-note")
-                    table = gr.Dataframe(interactive=False, visible=False, wrap=True, elem_id="table", max_height=400)
-            outputs = [chatbot, plot, table, note, box, thread, status]
-            box.submit(respond, [box, chatbot, thread], outputs, api_name="chat")
-            send.click(respond, [box, chatbot, thread], outputs, api_visibility="private")
-            examples.load_input_event.then(respond, [box, chatbot, thread], outputs, api_visibility="private")
-            new.click(new_chat, None, outputs, api_name="new_chat")
+                new = gr.Button("New chat", size="sm", scale=0, min_width=100, elem_id="new-chat")
+                status = gr.Markdown("", elem_id="status")
+            outputs = [chatbot, box, thread, status, recent]
+            url_js = web_assets.set_thread_url_js()
+            for ev in (box.submit(respond, [box, chatbot, thread, recent], outputs, api_name="chat"),
+                       send.click(respond, [box, chatbot, thread, recent], outputs, api_visibility="private"),
+                       chatbot.example_select(_example, None, box, api_visibility="private", queue=False).then(
+                           respond, [box, chatbot, thread, recent], outputs, api_visibility="private")):
+                ev.then(None, [thread], None, js=url_js).then(_recent_choices, recent, recent_list,
+                                                              api_visibility="private", queue=False)
+            for b in (new, new_side):
+                b.click(new_chat, None, [chatbot, box, thread, status], api_name="new_chat" if b is new else False,
+                        queue=False).then(None, None, None, js=web_assets.clear_thread_url_js())
+            recent_list.select(open_thread, recent_list, [chatbot, thread], api_visibility="private").then(
+                None, [thread], None, js=url_js)
         with gr.Tab("Calculators"):
-            _calculators(models, gpus)
+            web_calc.build_calculators(models, gpus)
         gr.api(ask, api_name="ask", concurrency_limit=None)
+        demo.load(restore, None, [chatbot, thread], api_visibility="private").then(
+            _recent_choices, recent, recent_list, api_visibility="private", queue=False)
     return demo
+
+
+def _example(evt: gr.SelectData) -> str:
+    value = evt.value if isinstance(evt.value, dict) else {}
+    return str(value.get("text") or "")
 
 
 def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *, block: bool = True,
            quiet: bool = False) -> str:
     """Serve the app (no share link, no SSR); returns its local URL when block is False."""
-    auth = None
-    creds = os.environ.get("GPU_ADVISOR_AUTH", "")
-    if creds:  # optional basic auth for team deployments: GPU_ADVISOR_AUTH=user:password
-        user, _, pw = creds.partition(":")
-        if not user or not pw:
-            raise SystemExit("GPU_ADVISOR_AUTH must be user:password")
-        auth = (user, pw)
-    _, url, _ = demo.launch(server_name=host, server_port=port, share=False, ssr_mode=False, auth=auth,
-                            prevent_thread_lock=not block, quiet=quiet, css=CSS, show_error=False)
+    from starlette.middleware import Middleware
+
+    try:  # optional sign-in for team deployments: GPU_ADVISOR_AUTH / GPU_ADVISOR_AUTH_FILE (see README)
+        users = web_security.Users.from_env()
+    except web_security.AuthConfigError as exc:
+        raise SystemExit(str(exc)) from None
+    web_security.apply_trusted_proxies()  # X-Forwarded-For only from GPU_ADVISOR_TRUSTED_PROXIES
+    guard = Middleware(web_security.WebGuard, throttle=_THROTTLE)  # sign-in throttling, no uploads
+    _, url, _ = demo.launch(server_name=host, server_port=port, share=False, ssr_mode=False,
+                            auth=users.check if users.enabled else None, prevent_thread_lock=not block, quiet=quiet,
+                            css=CSS, head=web_assets.HEAD_JS, show_error=False, app_kwargs={"openapi_url": None, "middleware": [guard]})
     demo.app.add_api_route("/api/ask", rest_ask, methods=["POST"])  # plain JSON, beside Gradio's queued /ask
+    demo.app.add_api_route("/api/threads/{thread_id}", rest_thread, methods=["GET"])
     return url
 
 

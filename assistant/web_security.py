@@ -7,10 +7,19 @@ de-duplication that live in Redis when GPU_ADVISOR_REDIS_URL is set (so replicas
 
 from __future__ import annotations
 
-__all__ = ["scrub_secrets"]
+__all__ = ["AuthConfigError", "LoginThrottle", "RateLimit", "Users", "WebGuard", "apply_trusted_proxies",
+           "client_address", "hash_password", "parse_json_body", "rest_auth", "scrub_secrets", "shared_seen",
+           "shared_user_limit"]
 
+import logging
+import math
 import os
 import re
+import threading
+import time
+from typing import Any, Callable
+
+from assistant.shared_limits import RateLimit, Windows, shared_seen, shared_user_limit
 
 _SECRET_ENV = re.compile(r"KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH", re.I)
 _SECRET_PATTERNS = [
@@ -46,3 +55,376 @@ def scrub_secrets(text: str) -> str:
         else:
             out = pat.sub(_REDACTED, out)
     return out
+
+
+# ---------------------------------------------------------------- users and passwords
+
+_SCRYPT = {"n": 2**14, "r": 8, "p": 1}  # hashlib.scrypt's interactive-login cost (~50 ms, 16 MiB)
+
+
+def hash_password(password: str, *, salt: bytes | None = None) -> str:
+    """A salted scrypt hash for GPU_ADVISOR_AUTH / GPU_ADVISOR_AUTH_FILE: "scrypt$N$r$p$salt$hash" (base64)."""
+    import base64
+    import hashlib
+
+    salt = salt or os.urandom(16)
+    digest = hashlib.scrypt(password.encode("utf-8"), salt=salt, dklen=32, **_SCRYPT)
+    b64 = base64.b64encode
+    return f"scrypt${_SCRYPT['n']}${_SCRYPT['r']}${_SCRYPT['p']}${b64(salt).decode()}${b64(digest).decode()}"
+
+
+def _check_password(password: str, stored: str) -> bool:
+    import base64
+    import hashlib
+    import hmac
+
+    if not stored.startswith("scrypt$"):
+        return hmac.compare_digest(password.encode("utf-8"), stored.encode("utf-8"))
+    try:
+        _, n, r, p, salt, digest = stored.split("$")
+        want = base64.b64decode(digest)
+        got = hashlib.scrypt(password.encode("utf-8"), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p),
+                             dklen=len(want), maxmem=2**26)
+    except (ValueError, TypeError):
+        return False
+    return hmac.compare_digest(got, want)
+
+
+class AuthConfigError(ValueError):
+    """GPU_ADVISOR_AUTH or GPU_ADVISOR_AUTH_FILE cannot be read; the message says how to fix it."""
+
+
+class Users:
+    """Who may sign in: GPU_ADVISOR_AUTH ("user:password" pairs, comma-separated; a password may be a
+    scrypt hash from `python -m assistant.web_security hash`) and/or GPU_ADVISOR_AUTH_FILE (one
+    "user:password-or-hash" a line, # comments). Empty: auth is off."""
+
+    def __init__(self, entries: dict[str, str]):
+        self._entries = entries
+        self._ok_cache: dict[str, float] = {}  # digest of a recently verified pair -> expiry (hashing is slow)
+
+    @classmethod
+    def from_env(cls) -> "Users":
+        """Read the two variables (when called; raises AuthConfigError naming the bad entry)."""
+        entries: dict[str, str] = {}
+        raw = os.environ.get("GPU_ADVISOR_AUTH", "").strip()
+        items = [x for x in raw.split(",") if x.strip()]
+        path = os.environ.get("GPU_ADVISOR_AUTH_FILE", "").strip()
+        if path:
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    items += [ln for ln in fh.read().splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+            except OSError as exc:
+                raise AuthConfigError(f"GPU_ADVISOR_AUTH_FILE {path!r} cannot be read ({exc.strerror}).") from None
+        for item in items:
+            user, sep, pw = item.strip().partition(":")
+            if not sep or not user or not pw:
+                raise AuthConfigError("GPU_ADVISOR_AUTH entries must be user:password (or user:scrypt$…), "
+                                      f"comma-separated; got an entry starting {item.strip()[:12]!r}.")
+            entries[user] = pw
+        return cls(entries)
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self._entries)
+
+    def check(self, user: str, password: str) -> bool:
+        """True when the pair is valid (constant-time comparison; an unknown user costs the same)."""
+        import hashlib
+        import time
+
+        key = hashlib.sha256(f"{user}\0{password}".encode("utf-8", "replace")).hexdigest()
+        now = time.monotonic()
+        if self._ok_cache.get(key, 0) > now:
+            return True
+        stored = self._entries.get(user)
+        ok = _check_password(password, stored if stored is not None else _DUMMY_HASH) and stored is not None
+        if ok:
+            self._ok_cache[key] = now + 300.0
+        return ok
+
+    def check_basic(self, header: str | None) -> str | None:
+        """The user named by a valid `Authorization: Basic …` header, else None."""
+        import base64
+
+        scheme, _, value = (header or "").partition(" ")
+        if scheme.lower() != "basic":
+            return None
+        try:
+            given = base64.b64decode(value.strip(), validate=True).decode("utf-8")
+        except (ValueError, UnicodeDecodeError):
+            return None
+        user, _, pw = given.partition(":")
+        return user if self.check(user, pw) else None
+
+    def basic_user(self, header: str | None) -> str:
+        """The user a Basic header claims (valid or not), for per-user throttling."""
+        import base64
+
+        try:
+            return base64.b64decode((header or "").partition(" ")[2].strip(), validate=True).decode(
+                "utf-8").partition(":")[0][:200]
+        except (ValueError, UnicodeDecodeError):
+            return ""
+
+
+_DUMMY_HASH = "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+
+
+class LoginThrottle:
+    """Failed sign-ins per client address and per user name; over either limit, 429 with Retry-After.
+
+    Defaults: 10 failures per address and 5 per user name in 5 minutes (GPU_ADVISOR_LOGIN_FAILURES_PER_CLIENT,
+    GPU_ADVISOR_LOGIN_FAILURES_PER_USER); the lock lifts when the window that counted them ends.
+    """
+
+    def __init__(self, window_s: float = 300.0, per_client: int | None = None, per_user: int | None = None,
+                 clock: Callable[[], float] = time.monotonic):
+        self.window_s = window_s
+        self.per_client = per_client or int(os.environ.get("GPU_ADVISOR_LOGIN_FAILURES_PER_CLIENT") or 10)
+        self.per_user = per_user or int(os.environ.get("GPU_ADVISOR_LOGIN_FAILURES_PER_USER") or 5)
+        self.failures = Windows("login-fail", clock)
+
+    def retry_after(self, client: str, user: str) -> int:
+        """Seconds to wait before another attempt (0: go ahead)."""
+        waits = []
+        for key, limit in ((f"client:{client}", self.per_client), (f"user:{user}", self.per_user)):
+            if key.endswith(":"):
+                continue
+            n, left = self.failures.peek(key)
+            if n >= limit:
+                waits.append(left)
+        return int(math.ceil(max(waits))) if waits else 0
+
+    def failed(self, client: str, user: str) -> None:
+        self.failures.hit(f"client:{client}", self.window_s)
+        if user:
+            self.failures.hit(f"user:{user}", self.window_s)
+
+    def succeeded(self, user: str) -> None:
+        self.failures.reset(f"user:{user}")
+
+
+# ---------------------------------------------------------------- proxies
+
+def apply_trusted_proxies() -> list[str]:
+    """Make uvicorn believe X-Forwarded-For only from GPU_ADVISOR_TRUSTED_PROXIES (default: from nobody).
+
+    uvicorn otherwise trusts it from 127.0.0.1, so any local client could pose as any address and
+    walk around the per-client limits. Call before the server starts (uvicorn reads it then).
+    """
+    from assistant.settings import trusted_proxies
+
+    proxies = trusted_proxies()
+    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(proxies)  # "" trusts no one
+    return proxies
+
+
+# ---------------------------------------------------------------- the web app's guard (ASGI middleware)
+
+_LOGIN_PATHS = {"/login", "/login/"}
+_UPLOAD_SUFFIXES = ("/upload", "/upload/")
+_MAX_LOGIN_BODY = 16 * 1024
+_API_INFO = re.compile(rb"(window\.gradio_api_info = ).*?(;</script>)", re.S)
+
+
+class WebGuard:
+    """ASGI middleware for the Gradio app: throttles failed sign-ins (429 + Retry-After), refuses
+    uploads (no front end here takes files) and caps the sign-in form's size.
+
+    Pass it to Gradio before the server starts: `launch(app_kwargs={"middleware": [Middleware(WebGuard)]})`.
+    """
+
+    def __init__(self, app: Any, throttle: LoginThrottle | None = None, allow_uploads: bool = False):
+        self.app = app
+        self.throttle = throttle or LoginThrottle()
+        self.allow_uploads = allow_uploads
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope.get("type") != "http":
+            return await self.app(scope, receive, send)
+        path, method = scope.get("path", ""), scope.get("method", "GET")
+        if not self.allow_uploads and path.endswith(_UPLOAD_SUFFIXES):
+            return await _json(send, 403, {"error": "File uploads are turned off on this server."})
+        if method == "POST" and path in _LOGIN_PATHS:
+            return await self._login(scope, receive, send)
+        if method == "GET" and not path.startswith(("/gradio_api", "/assets", "/static", "/file")):
+            return await self._page(scope, receive, send)
+        return await self.app(scope, receive, send)
+
+    async def _page(self, scope: dict, receive: Callable, send: Callable) -> None:
+        """Gradio 6.31 embeds the whole API description in its sign-in page (window.gradio_api_info):
+        blank it there, so the API is described only to signed-in users."""
+        start: dict = {}
+        chunks: list[bytes] = []
+
+        async def hold(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+                ctype = dict(message.get("headers") or []).get(b"content-type", b"")
+                if not ctype.startswith(b"text/html"):
+                    start["pass"] = True
+                    await send(message)
+                return
+            if start.get("pass"):
+                await send(message)
+                return
+            chunks.append(message.get("body", b""))
+            if message.get("more_body"):
+                return
+            body = b"".join(chunks)
+            if b'"auth_required":true' in body.replace(b" ", b""):
+                body = _API_INFO.sub(rb"\1null\2", body)
+            headers = [(k, v) for k, v in start.get("headers", []) if k != b"content-length"]
+            headers.append((b"content-length", str(len(body)).encode()))
+            await send({"type": "http.response.start", "status": start["status"], "headers": headers})
+            await send({"type": "http.response.body", "body": body})
+
+        await self.app(scope, receive, hold)
+
+    async def _login(self, scope: dict, receive: Callable, send: Callable) -> None:
+        from urllib.parse import parse_qs
+
+        body = b""
+        more = True
+        while more:
+            msg = await receive()
+            body += msg.get("body", b"")
+            more = msg.get("more_body", False)
+            if len(body) > _MAX_LOGIN_BODY:
+                return await _json(send, 413, {"error": "The sign-in form is too large."})
+        client = (scope.get("client") or ("unknown", 0))[0]
+        try:
+            user = parse_qs(body.decode("utf-8"), max_num_fields=10).get("username", [""])[0].strip()[:200]
+        except (UnicodeDecodeError, ValueError):
+            return await _json(send, 400, {"error": "The sign-in form could not be read."})
+        wait = self.throttle.retry_after(client, user)
+        if wait:
+            return await _json(send, 429, {"error": f"Too many failed sign-ins; try again in {wait} s."},
+                               {"retry-after": str(wait)})
+        status: list[int] = []
+
+        async def replay() -> dict:
+            nonlocal body
+            chunk, body = body, b""
+            return {"type": "http.request", "body": chunk, "more_body": False}
+
+        async def watch(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+            await send(message)
+
+        await self.app(scope, replay, watch)
+        if status and status[0] == 200:
+            self.throttle.succeeded(user)
+        elif status and status[0] in (400, 401, 403):
+            self.throttle.failed(client, user)
+
+
+async def _json(send: Callable, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
+    import json
+
+    body = json.dumps(payload).encode()
+    hdrs = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    hdrs += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": hdrs})
+    await send({"type": "http.response.body", "body": body})
+
+
+def client_address(request: Any) -> str:
+    """The client's address as the server sees it (X-Forwarded-For already applied for trusted proxies)."""
+    client = getattr(request, "client", None)
+    return getattr(client, "host", None) or "local"
+
+
+def parse_json_body(raw: bytes, max_bytes: int = 64 * 1024, max_depth: int = 20) -> Any:
+    """Parse a request body as JSON, refusing what the handlers cannot use.
+
+    Raises:
+        ValueError: too large, not UTF-8, not JSON, nested deeper than `max_depth`, or holding a lone
+            surrogate (text no store or client can hold); the message says which.
+    """
+    import json
+
+    if len(raw) > max_bytes:
+        raise ValueError(f"The request body is larger than {max_bytes // 1024} KB.")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("The request body is not UTF-8 text.") from None
+    depth = deepest = 0
+    in_str = esc = False
+    for ch in text:  # before json.loads: deep nesting costs recursion there
+        if in_str:
+            esc, in_str = (False, True) if esc else (ch == "\\", ch != '"')
+        elif ch == '"':
+            in_str = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > max_depth:
+                raise ValueError(f"The JSON is nested deeper than {max_depth} levels.")
+        elif ch in "]}":
+            depth -= 1
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        raise ValueError("The request body is not valid JSON.") from None
+    if _has_surrogate(value):
+        raise ValueError("The text holds an unpaired UTF-16 surrogate (\\ud800-\\udfff), which is not a character.")
+    return value
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return any("\ud800" <= ch <= "\udfff" for ch in value)
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_surrogate(v) for v in value)
+    return False
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m assistant.web_security hash`: read a password (stdin or prompt), print its scrypt hash."""
+    import getpass
+    import sys
+
+    args = sys.argv[1:] if argv is None else argv
+    if args != ["hash"]:
+        print("usage: python -m assistant.web_security hash   (then add user:HASH to GPU_ADVISOR_AUTH_FILE)")
+        return 2
+    pw = getpass.getpass("Password: ") if sys.stdin.isatty() else sys.stdin.readline().rstrip("\n")
+    if not pw:
+        print("empty password", file=sys.stderr)
+        return 2
+    print(hash_password(pw))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
+
+
+def rest_auth(request: Any, throttle: LoginThrottle) -> tuple[str | None, Any]:
+    """For a plain JSON endpoint: (user, None) when the request may go on (user None with auth off),
+    else (None, a 401 or a 429 JSONResponse with Retry-After). Failed Basic credentials count
+    towards the same sign-in throttle as the login form."""
+    from starlette.responses import JSONResponse
+
+    users = Users.from_env()
+    if not users.enabled:
+        return None, None
+    header = request.headers.get("authorization")
+    client, claimed = client_address(request), users.basic_user(header)
+    wait = throttle.retry_after(client, claimed)
+    if wait:
+        return None, JSONResponse({"error": f"Too many failed sign-ins; try again in {wait} s."}, status_code=429,
+                                  headers={"Retry-After": str(wait)})
+    user = users.check_basic(header)
+    if user is None:
+        throttle.failed(client, claimed)
+        return None, JSONResponse({"error": "authentication required"}, status_code=401,
+                                  headers={"WWW-Authenticate": 'Basic realm="gpu-advisor"'})
+    throttle.succeeded(user)
+    return user, None

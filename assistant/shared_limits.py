@@ -1,0 +1,201 @@
+"""Counters, rate limits and de-duplication that live in this process, or in Redis when
+GPU_ADVISOR_REDIS_URL is set, so that app replicas and Slack bots behind a load balancer share them.
+
+When Redis stops answering, each call falls back to its in-process twin and logs a warning: limits
+keep protecting this process instead of failing every request.
+"""
+
+from __future__ import annotations
+
+__all__ = ["RateLimit", "SharedSeen", "SharedUserLimit", "Windows", "shared_seen", "shared_user_limit"]
+
+import logging
+import os
+import threading
+import time
+from typing import Any, Callable
+
+_log = logging.getLogger("gpu_advisor.security")
+
+
+def _redis() -> Any:
+    """A Redis client for GPU_ADVISOR_REDIS_URL (connections are made lazily), or None when unset."""
+    from assistant.settings import redis_url
+
+    url = redis_url()
+    if not url:
+        return None
+    with _REDIS_LOCK:
+        if url not in _REDIS_CLIENTS:
+            import redis
+
+            _REDIS_CLIENTS[url] = redis.Redis.from_url(url, socket_timeout=2.0, socket_connect_timeout=2.0)
+        return _REDIS_CLIENTS[url]
+
+
+_REDIS_CLIENTS: dict[str, Any] = {}
+_REDIS_LOCK = threading.Lock()
+
+
+def _key(*parts: str) -> str:
+    from assistant.settings import redis_prefix
+
+    return redis_prefix() + ":".join(parts)
+
+
+class Windows:
+    """Counters that reset `window_s` after their first hit: in this process, or in Redis (shared by replicas)."""
+
+    _LUA_HIT = """
+    local n = redis.call('INCR', KEYS[1])
+    if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+    return {n, redis.call('PTTL', KEYS[1])}
+    """
+
+    def __init__(self, name: str, clock: Callable[[], float] = time.monotonic):
+        self.name, self._clock = name, clock
+        self._mem: dict[str, tuple[int, float]] = {}
+        self._lock = threading.Lock()
+
+    def hit(self, key: str, window_s: float) -> tuple[int, float]:
+        """Count one event; returns (count in the window, seconds until the window resets)."""
+        r = _redis()
+        if r is not None:
+            try:
+                n, ttl_ms = r.eval(self._LUA_HIT, 1, _key(self.name, key), int(window_s * 1000))
+                return int(n), max(0.0, int(ttl_ms) / 1000)
+            except Exception as exc:  # Redis down: keep protecting this process
+                _log.warning("Redis unavailable for %s (%s); counting in process", self.name, type(exc).__name__)
+        now = self._clock()
+        with self._lock:
+            n, until = self._mem.get(key, (0, 0.0))
+            if until <= now:
+                n, until = 0, now + window_s
+            self._mem[key] = (n + 1, until)
+            if len(self._mem) > 50_000:
+                self._mem = {k: v for k, v in self._mem.items() if v[1] > now}
+            return n + 1, until - now
+
+    def peek(self, key: str) -> tuple[int, float]:
+        """(count, seconds left) without counting."""
+        r = _redis()
+        if r is not None:
+            try:
+                k = _key(self.name, key)
+                n, ttl_ms = r.get(k), r.pttl(k)
+                return (int(n) if n else 0), max(0.0, int(ttl_ms) / 1000)
+            except Exception as exc:
+                _log.warning("Redis unavailable for %s (%s); counting in process", self.name, type(exc).__name__)
+        now = self._clock()
+        with self._lock:
+            n, until = self._mem.get(key, (0, 0.0))
+            return (n, until - now) if until > now else (0, 0.0)
+
+    def reset(self, key: str) -> None:
+        r = _redis()
+        if r is not None:
+            try:
+                r.delete(_key(self.name, key))
+                return
+            except Exception:
+                pass
+        with self._lock:
+            self._mem.pop(key, None)
+
+
+class RateLimit:
+    """Per-client token bucket for the API: GPU_ADVISOR_RATE_LIMIT requests a minute (default 1200; 0 = off),
+    bursts of ten seconds' worth. In Redis when GPU_ADVISOR_REDIS_URL is set (one budget across replicas)."""
+
+    _LUA = """
+    local t = redis.call('TIME')
+    local now = tonumber(t[1]) + tonumber(t[2]) / 1e6
+    local rate, burst = tonumber(ARGV[1]), tonumber(ARGV[2])
+    local v = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+    local tokens = tonumber(v[1]) or burst
+    local ts = tonumber(v[2]) or now
+    tokens = math.min(burst, tokens + math.max(0, now - ts) * rate)
+    local ok = 0
+    if tokens >= 1 then tokens = tokens - 1; ok = 1 end
+    redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now))
+    redis.call('EXPIRE', KEYS[1], math.ceil(burst / rate) + 1)
+    return ok
+    """
+
+    def __init__(self) -> None:
+        self.per_min = float(os.environ.get("GPU_ADVISOR_RATE_LIMIT", "1200") or 0)
+        self.buckets: dict[str, tuple[float, float]] = {}
+        self.lock = threading.Lock()
+
+    def allow(self, key: str) -> bool:
+        if self.per_min <= 0:
+            return True
+        burst = max(1.0, self.per_min / 6)
+        r = _redis()
+        if r is not None:
+            try:
+                return bool(r.eval(self._LUA, 1, _key("rate", key), self.per_min / 60, burst))
+            except Exception as exc:
+                _log.warning("Redis unavailable for the rate limit (%s); limiting in process", type(exc).__name__)
+        now = time.monotonic()
+        with self.lock:
+            tokens, last = self.buckets.get(key, (burst, now))
+            tokens = min(burst, tokens + (now - last) * self.per_min / 60)
+            ok = tokens >= 1
+            self.buckets[key] = (tokens - 1 if ok else tokens, now)
+            return ok
+
+
+class SharedSeen:
+    """Slack de-duplication in Redis: a key delivered to any bot process within `ttl_s` is a repeat."""
+
+    _LUA = """
+    for i, k in ipairs(KEYS) do if redis.call('EXISTS', k) == 1 then return 0 end end
+    for i, k in ipairs(KEYS) do redis.call('SET', k, '1', 'EX', ARGV[1]) end
+    return 1
+    """
+
+    def __init__(self, client: Any, ttl_s: float, fallback: Any):
+        self._client, self._ttl_s, self._fallback = client, ttl_s, fallback
+
+    def first_time(self, *keys: str | None) -> bool:
+        keys_ = [_key("slack-seen", k) for k in keys if k]
+        if not keys_:
+            return True
+        try:
+            return bool(self._client.eval(self._LUA, len(keys_), *keys_, int(self._ttl_s)))
+        except Exception as exc:
+            _log.warning("Redis unavailable for Slack de-duplication (%s); de-duplicating in process",
+                         type(exc).__name__)
+            return self._fallback.first_time(*keys)
+
+
+def shared_seen(ttl_s: float, fallback: Any) -> Any:
+    """SharedSeen when GPU_ADVISOR_REDIS_URL is set, else `fallback` (the in-process one)."""
+    r = _redis()
+    return SharedSeen(r, ttl_s, fallback) if r is not None else fallback
+
+
+class SharedUserLimit:
+    """Slack's per-user limit in Redis: at most `per_minute` questions per user per clock minute."""
+
+    def __init__(self, client: Any, per_minute: int, fallback: Any):
+        self._client, self.per_minute, self._fallback = client, per_minute, fallback
+
+    def check(self, user: str) -> str:
+        """'ok' (counted), 'limited' (tell the user) or 'quiet' (already told in this minute)."""
+        try:
+            key = _key("slack-rate", user, str(int(time.time() // 60)))
+            pipe = self._client.pipeline()
+            pipe.incr(key)
+            pipe.expire(key, 120)
+            n = int(pipe.execute()[0])
+        except Exception as exc:
+            _log.warning("Redis unavailable for the Slack rate limit (%s); limiting in process", type(exc).__name__)
+            return self._fallback.check(user)
+        return "ok" if n <= self.per_minute else "limited" if n == self.per_minute + 1 else "quiet"
+
+
+def shared_user_limit(per_minute: int, fallback: Any) -> Any:
+    r = _redis()
+    return SharedUserLimit(r, per_minute, fallback) if r is not None else fallback
