@@ -3,7 +3,8 @@
 Usage: .venv/bin/python -m benchmarks.run_all [--quick]
 
 Rows: router latency p50/p95 (in-process, after warm-up), CLI cold starts, price query p50/p95 on a
-120k-offer catalog, app /ask load (20 clients x 25 questions) and Slack burst (50 signed events)
+120k-offer catalog, catalog refresh of the real SkyPilot tree and of 200 MB bad inputs (time, peak RSS),
+app /ask load (20 clients x 25 questions) and Slack burst (50 signed events)
 when those front ends are present, and the accuracy summaries (memory and speed against the
 published measurements in tests/data, retrieval recall@3, router intent/slot accuracy).
 """
@@ -101,6 +102,12 @@ def accuracy() -> list[tuple[str, str]]:
     return rows
 
 
+def refresh_catalog(runs: int) -> list[tuple[str, str]]:
+    from benchmarks.refresh_catalog import run
+
+    return run(200, runs)
+
+
 def load() -> list[tuple[str, str]]:
     rows = []
     try:
@@ -124,6 +131,7 @@ def main() -> int:
     rows += router_latency(2 if a.quick else 5)
     rows += cold_starts(3 if a.quick else 5)
     rows += price_query(50 if a.quick else 200)
+    rows += refresh_catalog(1 if a.quick else 3)
     rows += load()
     rows += accuracy()
     w = max(len(r[0]) for r in rows)

@@ -59,8 +59,9 @@ def _sniff(head: bytes, label: str) -> None:
         head.decode("utf-8")
     except UnicodeDecodeError as exc:
         if exc.start < len(head) - 4:  # not just a character cut at the 64 KiB boundary
-            raise BadFile(label, 0, f"not UTF-8 text (byte 0x{head[exc.start]:02x} at offset {exc.start}): "
-                                    "binary data or another encoding") from None
+            raise BadFile(label, head.count(b"\n", 0, exc.start) + 1,
+                          f"not UTF-8 text (byte 0x{head[exc.start]:02x} at offset {exc.start}): "
+                          "binary data or another encoding") from None
 
 
 def _lines(fh, label: str) -> Iterator[str]:
