@@ -98,13 +98,13 @@ def respond(message: str, history: list | None, thread_id: str | None, recent: l
 
 def new_chat() -> tuple:
     """A fresh conversation: empty chat; the thread id comes with the first question."""
-    return [], "", None, ""
+    return [], "", "", ""
 
 
 def open_thread(tid: str | None, request: gr.Request = None) -> tuple:
     """The chat of a thread this user owns (from the conversation store); empty when unknown."""
     if not tid:
-        return [], None
+        return [], ""
     try:
         tid = ui_data.check_thread_id(tid)
         owner = _owner(request) if request is not None else None
@@ -113,14 +113,14 @@ def open_thread(tid: str | None, request: gr.Request = None) -> tuple:
         rec = None
     if rec is None:
         gr.Warning("That conversation is not available (it may have expired); starting a new one.")
-        return [], None
+        return [], ""
     return web_chat.restore_history(rec), tid
 
 
 def restore(request: gr.Request) -> tuple:
     """On page load: the thread named by ?thread= in the address, with its turns."""
     tid = request.query_params.get("thread") if request is not None else None
-    return open_thread(tid, request) if tid else ([], None)
+    return open_thread(tid, request) if tid else ([], "")
 
 
 def _recent_choices(recent: list | None) -> Any:
@@ -215,11 +215,9 @@ def build_demo() -> gr.Blocks:
     models = [m["id"] for m in api.list_models()]
     gpus = [g["name"] for g in api.list_gpus()]
     with gr.Blocks(title="GPU Advisor") as demo:
-        thread = gr.State(None)
+        # The thread id sits in a hidden field (not gr.State) so the page script can put it in the address.
+        thread = gr.Textbox(value="", visible="hidden", elem_id="thread-id")
         recent = gr.BrowserState([], storage_key="gpu-advisor-recent")  # this browser's threads only
-        with gr.Sidebar(open=False, label="Recent chats"):
-            new_side = gr.Button("New chat", size="sm")
-            recent_list = gr.Radio([], label="Recent chats", visible=False, elem_id="recent")
         gr.Markdown("## GPU Advisor\nWhich cloud GPU to rent for LLM work: will it fit, how fast, what it costs. "
                     "Ask in English or Urdu.", elem_id="intro")
         with gr.Tab("Chat"):
@@ -235,6 +233,8 @@ def build_demo() -> gr.Blocks:
             with gr.Row():
                 new = gr.Button("New chat", size="sm", scale=0, min_width=100, elem_id="new-chat")
                 status = gr.Markdown("", elem_id="status")
+            with gr.Accordion("Recent chats", open=False, elem_id="recent-box"):
+                recent_list = gr.Radio([], show_label=False, visible=False, elem_id="recent")
             outputs = [chatbot, box, thread, status, recent]
             url_js = web_assets.set_thread_url_js()
             for ev in (box.submit(respond, [box, chatbot, thread, recent], outputs, api_name="chat"),
@@ -243,9 +243,8 @@ def build_demo() -> gr.Blocks:
                            respond, [box, chatbot, thread, recent], outputs, api_visibility="private")):
                 ev.then(None, [thread], None, js=url_js).then(_recent_choices, recent, recent_list,
                                                               api_visibility="private", queue=False)
-            for b in (new, new_side):
-                b.click(new_chat, None, [chatbot, box, thread, status], api_name="new_chat" if b is new else False,
-                        queue=False).then(None, None, None, js=web_assets.clear_thread_url_js())
+            new.click(new_chat, None, [chatbot, box, thread, status], api_name="new_chat", queue=False).then(
+                None, None, None, js=web_assets.clear_thread_url_js())
             recent_list.select(open_thread, recent_list, [chatbot, thread], api_visibility="private").then(
                 None, [thread], None, js=url_js)
         with gr.Tab("Calculators"):

@@ -1,0 +1,135 @@
+"""The web app's stylesheet and page script (constants; app.py passes them to Gradio's launch()).
+
+CSS: an Urdu font stack (Noto Nastaliq Urdu, then Noto Naskh Arabic: Debian fonts-noto-core) with
+room for Nastaliq's tall lines; the answer card, key numbers, HTML bar charts (assistant/web_chart.py)
+and tables that scroll inside their own box on a phone; headers break only between words.
+
+Script (HEAD_JS): answer-first scrolling: when a new answer card appears in the chat, it is scrolled
+to the top of the view (Gradio's own autoscroll, which goes to the bottom, is off); example chips and
+the question box get dir="auto".
+"""
+
+from __future__ import annotations
+
+__all__ = ["CSS", "HEAD_JS", "URDU_FONT_STACK", "set_thread_url_js", "clear_thread_url_js"]
+
+URDU_FONT_STACK = '"Noto Nastaliq Urdu", "Noto Naskh Arabic", serif'
+
+CSS = """
+.gradio-container { max-width: 1040px !important; margin: 0 auto !important; }
+textarea { unicode-bidi: plaintext; }
+#chat .message-content, #chat .ga-answer { font-size: 16px; line-height: 1.55; }
+#chat .bot .message-content, #chat .message.bot { max-width: 100%; }
+/* Urdu: the Nastaliq stack, right to left, tall lines; Latin runs inside keep the UI face */
+[lang="ur"], [dir="rtl"] { font-family: URDU_STACK; }
+#chat [dir="rtl"] p, #chat [dir="rtl"] li, .ga-card[dir="rtl"] { line-height: 2.3; }
+[dir="rtl"] { text-align: right; }
+bdi.ga-ltr { font-family: var(--font, ui-sans-serif, system-ui, sans-serif); unicode-bidi: isolate; }
+.ga-nw { white-space: nowrap; }
+/* the answer */
+.ga-answer { max-width: 100%; overflow-wrap: break-word; scroll-margin-top: 12px; }
+.ga-card { border: 1px solid var(--border-color-primary); border-left: 5px solid #6b7280; border-radius: 10px;
+  padding: 10px 14px; margin: 2px 0 10px; background: var(--background-fill-secondary); }
+.ga-card[dir="rtl"] { border-left-width: 1px; border-right: 5px solid #6b7280; }
+.ga-card .ga-headline p { margin: 4px 0; font-size: 17px; }
+.ga-verdict { display: inline-block; font-weight: 700; font-size: 13px; letter-spacing: .02em; padding: 1px 10px;
+  border-radius: 999px; background: #e5e7eb; color: #111827; }
+.ga-v-yes { border-left-color: #16a34a; border-right-color: #16a34a; } .ga-v-yes .ga-verdict { background: #dcfce7; color: #14532d; }
+.ga-v-no { border-left-color: #dc2626; border-right-color: #dc2626; } .ga-v-no .ga-verdict { background: #fee2e2; color: #7f1d1d; }
+.ga-v-partly { border-left-color: #d97706; border-right-color: #d97706; } .ga-v-partly .ga-verdict { background: #fef3c7; color: #78350f; }
+.ga-v-ask .ga-verdict { background: #dbeafe; color: #1e3a8a; }
+.ga-v-error .ga-verdict { background: #fee2e2; color: #7f1d1d; }
+.ga-sub, .ga-notes-h { font-weight: 600; margin: 12px 0 4px; }
+.ga-kn { border-collapse: collapse; font-size: 15px; }
+.ga-kn th { text-align: start; font-weight: 500; padding: 2px 16px 2px 0; color: var(--body-text-color-subdued); }
+.ga-kn td { padding: 2px 0; }
+.ga-num { text-align: end; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.ga-note { font-size: 14px; color: var(--body-text-color-subdued); margin: 6px 0; }
+details.ga-more { margin: 8px 0; border-top: 1px solid var(--border-color-primary); padding-top: 6px; }
+details.ga-more > summary { cursor: pointer; font-weight: 600; }
+.ga-opt-nums { font-size: 14px; color: var(--body-text-color-subdued); }
+sup.ga-ref { font-size: 11px; font-weight: 700; color: var(--color-accent); padding: 0 1px; }
+.ga-notes { border-top: 1px solid var(--border-color-primary); margin-top: 10px; font-size: 14px; }
+.ga-notes ol { margin: 2px 0; padding-inline-start: 0; list-style: none; }
+details.ga-fn > summary { cursor: pointer; }
+.ga-fn-n { display: inline-block; min-width: 1.4em; text-align: center; font-weight: 700; font-size: 12px;
+  border-radius: 4px; background: var(--background-fill-secondary); border: 1px solid var(--border-color-primary); }
+.ga-fn-id { color: var(--body-text-color-subdued); font-size: 12px; }
+details.ga-fn blockquote { margin: 4px 0 8px; padding: 4px 10px; border-inline-start: 3px solid var(--color-accent); }
+/* tables: readable, whole words in headers, sideways scroll inside their own box */
+.ga-table-wrap { max-width: 100%; overflow-x: auto; -webkit-overflow-scrolling: touch; margin: 6px 0; }
+.ga-table { border-collapse: collapse; font-size: 14px; min-width: 60%; }
+.ga-table th { white-space: normal; word-break: keep-all; overflow-wrap: normal; hyphens: none; text-align: start;
+  font-weight: 600; padding: 4px 8px; border-bottom: 2px solid var(--border-color-primary); vertical-align: bottom; }
+.ga-table td { padding: 3px 8px; border-bottom: 1px solid var(--border-color-primary); }
+.ga-table th.ga-num { text-align: end; }
+.ga-table caption { text-align: start; font-weight: 600; padding: 4px 0; }
+/* charts (assistant/web_chart.py) */
+.ga-chart { margin: 8px 0 10px; font-size: 13px; max-width: 640px; }
+.ga-chart-title { font-weight: 600; font-size: 14px; margin-bottom: 4px; }
+.ga-legend { display: flex; flex-wrap: wrap; gap: 2px 12px; margin: 2px 0 6px; }
+.ga-key { display: inline-flex; align-items: center; gap: 4px; white-space: nowrap; }
+.ga-swatch { width: 11px; height: 11px; border-radius: 2px; display: inline-block; }
+.ga-bars { margin-right: 64px; background-image: linear-gradient(to right, var(--border-color-primary) 1px, transparent 1px);
+  background-size: 25% 100%; background-repeat: repeat-x; border-right: 1px solid var(--border-color-primary); }
+.ga-row { padding: 2px 0 4px; }
+.ga-label { font-size: 13px; line-height: 1.3; overflow-wrap: anywhere; }
+.ga-track { display: flex; align-items: center; height: 18px; }
+.ga-seg { flex: none; height: 100%; }
+.ga-seg + .ga-seg { box-shadow: inset 1px 0 0 rgba(255,255,255,.6); }
+.ga-val { flex: none; margin-left: 5px; font-weight: 600; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.ga-axis { position: relative; height: 16px; margin-right: 64px; color: var(--body-text-color-subdued); font-size: 11px; }
+.ga-tick { position: absolute; top: 1px; transform: translateX(-50%); white-space: nowrap; }
+.ga-tick:first-child { transform: none; }
+.ga-unit { font-size: 12px; color: var(--body-text-color-subdued); margin-top: 2px; }
+/* page chrome */
+#status { font-size: 13px; color: var(--body-text-color-subdued); }
+#chat .placeholder-content button, #chat .example { unicode-bidi: plaintext; }
+.field-error textarea, .field-error input { border-color: #dc2626 !important; }
+.ga-field-msg { color: #b91c1c; font-size: 14px; }
+@media (max-width: 640px) {
+  .gradio-container { padding: 0 6px !important; }
+  .ga-bars, .ga-axis { margin-right: 52px; }
+  .ga-card { padding: 8px 10px; }
+  #chat .bubble-wrap { padding-left: 0 !important; padding-right: 0 !important; }
+  #chat .message.bot, #chat .bot.message { padding: 4px 6px !important; }
+  #chat .message-row { margin-left: 0 !important; margin-right: 0 !important; }
+  #chat .message-content, #chat .ga-answer { font-size: 15px; }
+}
+""".replace("URDU_STACK", URDU_FONT_STACK)
+
+# Answer-first: scroll each new answer card to the top of the view. Counting cards (not watching
+# every mutation) means a streamed update of the same answer does not pull the view back.
+HEAD_JS = """
+<script>
+(() => {
+  let seen = -1;
+  const dirAuto = () => {
+    for (const el of document.querySelectorAll('#chat .example, #chat .placeholder-content button, #question textarea'))
+      if (!el.hasAttribute('dir')) el.setAttribute('dir', 'auto');
+  };
+  const check = () => {
+    dirAuto();
+    const cards = document.querySelectorAll('#chat .ga-answer');
+    if (seen < 0) { seen = cards.length; if (!cards.length) return; }
+    if (cards.length > seen) cards[cards.length - 1].scrollIntoView({block: 'start'});
+    seen = cards.length;
+  };
+  const start = () => new MutationObserver(() => requestAnimationFrame(check))
+    .observe(document.body, {childList: true, subtree: true});
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start); else start();
+  window.gaResetScroll = () => { seen = 0; };
+})();
+</script>
+"""
+
+
+def set_thread_url_js() -> str:
+    """JS for an event's `js=`: put the thread id in the address bar (?thread=...), no reload."""
+    return ("(t) => { if (t) { const u = new URL(window.location.href); u.searchParams.set('thread', t);"
+            " window.history.replaceState(null, '', u); } return []; }")
+
+
+def clear_thread_url_js() -> str:
+    return ("() => { const u = new URL(window.location.href); u.searchParams.delete('thread');"
+            " window.history.replaceState(null, '', u); if (window.gaResetScroll) window.gaResetScroll(); return []; }")

@@ -1,0 +1,323 @@
+"""The web app's answer as HTML: headline card, key numbers, chart, way forward, then the rest collapsed.
+
+`answer_html(answer)` renders from the typed sections (`answer.sections`, assistant/engine/answer.py)
+when the engine provides them, else from today's Markdown answer plus the tool results; both paths
+read numbers from typed data, never from rendered text. Urdu gets `dir="rtl"` on every block and
+each Latin run (CUDA, LoRA, 13B-parameter, [ft-09]) isolated in `<bdi>` so a line that starts with
+one keeps its word order. Output passes Gradio's chat sanitizer: no scripts, ids, data-* or viewBox.
+"""
+
+from __future__ import annotations
+
+__all__ = ["VERDICT_WORDS", "answer_html", "isolate_latin", "markdown_html", "restored_html", "sections_html",
+           "table_html", "text_html"]
+
+import html
+import re
+from typing import Any, Callable, Iterable, Mapping
+
+import pandas as pd
+
+from assistant import ui_data
+from assistant.formatting import number
+from assistant.web_chart import chart_from
+
+VERDICT_WORDS = {"en": {"yes": "Yes", "no": "No", "partly": "Partly", "info": "Answer", "ask": "Need one detail",
+                        "error": "Could not answer"},
+                 "ur": {"yes": "جی ہاں", "no": "نہیں", "partly": "جزوی طور پر", "info": "جواب", "ask": "ایک بات بتائیں",
+                        "error": "جواب نہیں دے سکا"}}
+_HEAD = {"en": {"numbers": "Key numbers", "forward": "Way forward", "options": "Options", "why": "Why",
+                "assume": "Assumptions", "notices": "Notices", "not_used": "Not used from your question",
+                "sources": "Sources", "table": "Details", "as_of": "Prices as of {d}; check the provider before renting."},
+         "ur": {"numbers": "اہم اعداد", "forward": "آگے کا راستہ", "options": "انتخاب", "why": "وجہ",
+                "assume": "مفروضات", "notices": "اطلاعات", "not_used": "سوال کی یہ باتیں استعمال نہیں ہوئیں",
+                "sources": "حوالے", "table": "تفصیل", "as_of": "قیمتیں {d} تک کی؛ کرائے پر لینے سے پہلے فراہم کنندہ سے دیکھ لیں۔"}}
+# A Latin run: starts with a letter, digit, '[' or '$'; may hold spaces and ASCII punctuation; ends on a
+# letter, digit, ')', ']', '%' or '.'. Runs are isolated whole, so "13B-parameter model" stays one piece.
+_LATIN_RUN = re.compile(r"[A-Za-z0-9\[$][A-Za-z0-9 .,;:'’\"()\[\]/%^+\-_=×~$&#@*<>]*[A-Za-z0-9)\]%.]|[A-Za-z0-9]")
+_SHORT_RUN = 24  # runs up to this long never break across lines ("13B-", "24 GB", "[ft-09]")
+_PRICE_HINT = ("$", "usd", "price")
+# A number and its unit never part at a line end: "19.6 GB", "42.9 tokens/s", "8 x H100".
+_NUM_UNIT = re.compile(r"(\d)[ ](GB|GiB|MB|TB|tokens/s|tokens|h|s|ms|%|x|GPUs?|B)(?=$|[\s.,;:)\]/])")
+_FOLD = ("region", "as of")
+
+
+def keep_units(text: str) -> str:
+    """A no-break space between a number and its unit."""
+    return _NUM_UNIT.sub("\\1\u00a0\\2", text)
+
+
+def text_html(text: Any, rtl: bool = False) -> str:
+    """Escaped text, numbers kept with their units; in Urdu, Latin runs isolated (see isolate_latin)."""
+    s = keep_units("" if text is None else str(text))
+    return isolate_latin(s) if rtl else html.escape(s)
+
+
+def isolate_latin(text: str) -> str:
+    """Escape `text` and wrap each Latin run in <bdi dir="ltr"> (short runs also unbreakable).
+
+    In a right-to-left line, "CUDA کانٹیکسٹ: 1.04 GB" keeps CUDA first (at the right) and "1.04 GB"
+    reads left to right; "13B-parameter" never splits after its hyphen on a phone."""
+    out, pos = [], 0
+    for m in _LATIN_RUN.finditer(text):
+        run = m.group(0).rstrip(" ,;:")
+        end = m.start() + len(run)
+        out.append(html.escape(text[pos:m.start()]))
+        cls = "ga-ltr ga-nw" if len(run) <= _SHORT_RUN else "ga-ltr"
+        out.append(f'<bdi dir="ltr" class="{cls}">{html.escape(run)}</bdi>')
+        pos = end
+    out.append(html.escape(text[pos:]))
+    return "".join(out)
+
+
+def markdown_html(md: str, rtl: bool = False) -> str:
+    """Markdown (an answer as text) to HTML; raw HTML in it is escaped. In Urdu every block is dir=rtl
+    and its Latin runs isolated."""
+    from markdown_it import MarkdownIt
+
+    md = keep_units(md)
+    if rtl:  # isolate before parsing: the <bdi> tags are ours, everything else was escaped
+        md = "\n".join(_isolate_md_line(line) for line in md.splitlines())
+    out = MarkdownIt("commonmark", {"html": rtl, "breaks": True}).enable("table").render(md)
+    if rtl:
+        out = re.sub(r"<(p|li|ul|ol|blockquote|h[1-6])>", r'<\1 dir="rtl">', out)
+    return out
+
+
+def _isolate_md_line(line: str) -> str:
+    m = re.match(r"^(\s*(?:[-*+]|\d+[.)]|#{1,6}|>)\s+)?(.*)$", line)
+    lead, rest = (m.group(1) or ""), m.group(2)
+    parts = re.split(r"(\*\*|__|`)", rest)  # keep emphasis markers outside the runs
+    return lead + "".join(p if p in ("**", "__", "`") else isolate_latin(p) for p in parts)
+
+
+# ---------------------------------------------------------------- tables
+
+def _cell(col: str, v: Any) -> str:
+    if v is None or (isinstance(v, float) and v != v):
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, (int, float)):
+        if any(h in col.lower() for h in _PRICE_HINT):
+            return f"${number(v)}"
+        return f"{v:,}" if isinstance(v, int) else number(v)
+    return str(v)
+
+
+def _fold(cols: list[str], rows: list[list[str]]) -> list[list[str]]:
+    """Rows equal in every column but region / as-of become one row: "4 regions"."""
+    fold_idx = [i for i, c in enumerate(cols) if c.lower() in _FOLD]
+    if not fold_idx:
+        return rows
+    groups: dict[tuple, list[list[str]]] = {}
+    for r in rows:
+        groups.setdefault(tuple(c for i, c in enumerate(r) if i not in fold_idx), []).append(r)
+    out = []
+    for members in groups.values():
+        row = list(members[0])
+        for i in fold_idx:
+            distinct = list(dict.fromkeys(m[i] for m in members if m[i] != "–"))
+            if len(distinct) > 1:
+                noun = "regions" if cols[i].lower() == "region" else "dates"
+                row[i] = f"{len(distinct)} {noun}"
+        out.append(row)
+    return out
+
+
+def table_html(df: pd.DataFrame | None, rtl: bool = False, caption: str = "") -> str:
+    """A readable table: price columns first, the chat's rounding, duplicate rows folded, scrolls sideways
+    inside its own box on a narrow screen (the page itself never overflows)."""
+    if df is None or df.empty:
+        return ""
+    cols = [str(c) for c in df.columns]
+    lead = [c for c in cols if c.lower() in ("rank", "pricing", "metric", "item", "component")]
+    prices = [c for c in cols if c not in lead and any(h in c.lower() for h in _PRICE_HINT)]
+    order = lead + prices + [c for c in cols if c not in lead and c not in prices]
+    rows = [[_cell(c, rec.get(c)) for c in order] for rec in df.to_dict("records")]
+    rows = _fold(order, rows)
+    numeric = [bool(len(df)) and all(isinstance(v, (int, float)) or v is None for v in df[c]) for c in order]
+    head = "".join(f'<th class="{"ga-num" if n else ""}">{text_html(c, rtl)}</th>' for c, n in zip(order, numeric))
+    body = "".join("<tr>" + "".join(f'<td class="{"ga-num" if n else ""}">{text_html(v, rtl)}</td>'
+                                    for v, n in zip(r, numeric)) + "</tr>" for r in rows)
+    cap = f"<caption>{text_html(caption, rtl)}</caption>" if caption else ""
+    return f'<div class="ga-table-wrap"><table class="ga-table">{cap}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>'
+
+
+# ---------------------------------------------------------------- the answer
+
+def _dir(rtl: bool) -> str:
+    return ' dir="rtl"' if rtl else ""
+
+
+def _card(verdict: str, lang: str, body_html: str) -> str:
+    word = VERDICT_WORDS.get(lang, VERDICT_WORDS["en"]).get(verdict, VERDICT_WORDS["en"]["info"])
+    dir_ = ' dir="rtl"' if lang == "ur" else ""
+    return (f'<div class="ga-card ga-v-{verdict}"{dir_}><span class="ga-verdict">{html.escape(word)}</span>'
+            f'<div class="ga-headline">{body_html}</div></div>')
+
+
+def _details(summary: str, inner: str, lang: str, cls: str = "") -> str:
+    if not inner:
+        return ""
+    dir_ = ' dir="rtl"' if lang == "ur" else ""
+    return f'<details class="ga-more {cls}"{dir_}><summary>{html.escape(summary)}</summary>{inner}</details>'
+
+
+def _verdict_from_calls(calls: list[Mapping[str, Any]]) -> str:
+    """Yes/no from the memory fit when the answer has one (typed tool result), else 'info'."""
+    for c in calls:
+        r = c.get("result")
+        if c.get("name") == "vram_calculator" and isinstance(r, Mapping) and isinstance(r.get("fit"), Mapping):
+            return "yes" if r["fit"].get("fits") else "no"
+        if isinstance(r, Mapping) and "error" in r:
+            return "error"
+    return "info"
+
+
+def footnotes_html(citations: Iterable[Mapping[str, Any]], lang: str) -> str:
+    """Numbered footnotes; each opens its passage in place (a <details>), quote in its own language."""
+    items = []
+    for i, c in enumerate(citations, 1):
+        pid = c.get("passage_id") or c.get("id") or "?"
+        title = c.get("title") or c.get("guide") or ""
+        quote = c.get("quote") or ""
+        q_rtl = ui_data.is_rtl_text(quote)
+        qdir = ' dir="rtl" lang="ur"' if q_rtl else ' dir="ltr"'
+        items.append(f'<li><details class="ga-fn"><summary><span class="ga-fn-n">{i}</span> '
+                     f'<bdi>{html.escape(title)}</bdi> <span class="ga-fn-id">[{html.escape(pid)}]</span></summary>'
+                     f'<blockquote{qdir}>{text_html(quote, q_rtl)}</blockquote></details></li>')
+    if not items:
+        return ""
+    dir_ = ' dir="rtl"' if lang == "ur" else ""
+    return (f'<div class="ga-notes"{dir_}><div class="ga-notes-h">{html.escape(_HEAD[lang]["sources"])}</div>'
+            f'<ol>{"".join(items)}</ol></div>')
+
+
+def answer_html(ans: Any) -> str:
+    """The whole answer message: from `ans.sections` when present, else from the Markdown answer."""
+    lang = "ur" if getattr(ans, "language", "en") == "ur" else "en"
+    calls = [c.model_dump() if hasattr(c, "model_dump") else dict(c) for c in getattr(ans, "tool_calls", [])]
+    visual = ui_data.visual_for_calls(calls)
+    sections = getattr(ans, "sections", None)
+    if sections is not None:
+        return sections_html(sections, visual)
+    rtl = lang == "ur"
+    head, rest = _split_head(ans.answer or "")
+    parts = [_card(_verdict_from_calls(calls), lang, markdown_html(head, rtl)), _visual_html(visual, lang)]
+    if rest:
+        parts.append(f'<div class="ga-body"{_dir(rtl)}>{markdown_html(rest, rtl)}</div>')
+    return '<div class="ga-answer">' + "".join(p for p in parts if p) + "</div>"
+
+
+def _split_head(text: str) -> tuple[str, str]:
+    """The opening statement (up to the first blank line or list) and the rest."""
+    lines = text.strip().splitlines()
+    for i, line in enumerate(lines):
+        if not line.strip() or re.match(r"^\s*([-*+]|\d+[.)])\s", line):
+            if i:
+                return "\n".join(lines[:i]), "\n".join(lines[i:]).strip()
+            break
+    return text.strip(), ""
+
+
+def _visual_html(visual: ui_data.Visual, lang: str) -> str:
+    rtl = lang == "ur"
+    chart = chart_from(visual)
+    table = table_html(visual.table, rtl)
+    note = f'<div class="ga-note">{markdown_html(visual.note, rtl)}</div>' if visual.note else ""
+    # The table is detail: open when it is the only picture, folded under the chart otherwise.
+    if table and chart:
+        table = _details(_HEAD[lang]["table"], table, lang, "ga-table-more")
+    return chart + note + table
+
+
+def restored_html(answer_text: str) -> str:
+    """A stored turn's answer after a reload (only its text was kept): the first paragraph as the card."""
+    rtl = ui_data.is_rtl_text(answer_text)
+    lang = "ur" if rtl else "en"
+    head, rest = _split_head(answer_text or "")
+    parts = [_card("info", lang, markdown_html(head, rtl))]
+    if rest:
+        parts.append(f'<div class="ga-body"{_dir(rtl)}>{markdown_html(rest, rtl)}</div>')
+    return '<div class="ga-answer">' + "".join(parts) + "</div>"
+
+
+# ---------------------------------------------------------------- typed sections
+
+def _renderer() -> tuple[Callable[[Any, str], str], Callable[[str, str], str]]:
+    """(finding -> text, label key -> text) from the engine's renderer, or a plain stand-in."""
+    try:
+        from assistant.engine import render as r  # written in parallel; optional until it lands
+    except ImportError:
+        r = None
+    say = getattr(r, "finding_text", None) or getattr(r, "render_finding", None)
+    label = getattr(r, "label_text", None) or getattr(r, "render_label", None)
+
+    def say_plain(f: Any, lang: str) -> str:
+        params = ", ".join(f"{k}={v}" for k, v in (f.params or {}).items())
+        return f"{f.code}" + (f" ({params})" if params else "")
+
+    return (say or say_plain), (label or (lambda key, lang: key.split(".")[-1].replace("_", " ")))
+
+
+def _num_text(kn: Any) -> str:
+    v = kn.value
+    text = "unknown" if v is None else (number(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v))
+    if kn.unit == "$" or kn.unit.startswith("$/"):
+        return f"${text}" + (kn.unit[1:] if kn.unit != "$" else "")
+    return f"{text} {kn.unit}".strip()
+
+
+def sections_html(sec: Any, visual: ui_data.Visual | None = None) -> str:
+    """Typed sections to HTML in reading order: card, key numbers, chart, way forward, options, tables,
+    why (with footnote numbers), then assumptions / notices / unused words folded, then the footnotes."""
+    lang = "ur" if sec.lang == "ur" else "en"
+    rtl, h, dir_ = lang == "ur", _HEAD[lang], (' dir="rtl"' if lang == "ur" else "")
+    say, label = _renderer()
+    cite_no = {c.id: i for i, c in enumerate(sec.citations, 1)}
+
+    def line(f: Any) -> str:
+        ref = f' <sup class="ga-ref">{cite_no[f.passage_id]}</sup>' if f.passage_id in cite_no else ""
+        return text_html(say(f, lang), rtl) + ref
+
+    parts = [_card(sec.verdict, lang, " ".join(f"<p{dir_}>{line(f)}</p>" for f in sec.headline))]
+    if sec.key_numbers:
+        rows = "".join(f"<tr><th>{text_html(label(k.label, lang), rtl)}</th><td class='ga-num'>"
+                       f"{text_html(_num_text(k), rtl)}</td></tr>" for k in sec.key_numbers)
+        parts.append(f'<div class="ga-kn-wrap"{dir_}><div class="ga-sub">{h["numbers"]}</div>'
+                     f'<table class="ga-kn">{rows}</table></div>')
+    if visual is not None:
+        parts.append(chart_from(visual))
+    for key, opts in (("forward", sec.way_forward), ("options", sec.options)):
+        if opts:
+            items = "".join(f"<li>{line(o.title)}{_option_extra(o, lang, label)}</li>" for o in opts)
+            parts.append(f'<div class="ga-sub"{dir_}>{h[key]}</div><ol class="ga-opts"{dir_}>{items}</ol>')
+    for t in sec.tables:
+        df = pd.DataFrame(t.rows, columns=[label(c, lang) for c in t.columns])
+        parts.append(table_html(df, rtl, say(t.title, lang) if t.title else ""))
+    if sec.data_date:
+        parts.append(f'<p class="ga-note"{dir_}>{text_html(h["as_of"].format(d=sec.data_date), rtl)}</p>')
+    if sec.explanation:
+        parts.append(f'<div class="ga-sub"{dir_}>{h["why"]}</div>'
+                     + "".join(f"<p{dir_}>{line(f)}</p>" for f in sec.explanation))
+    folded = [(h["assume"], sec.assumptions), (h["notices"], sec.notices)]
+    for title, findings in folded:
+        if findings:
+            parts.append(_details(title, "<ul>" + "".join(f"<li>{line(f)}</li>" for f in findings) + "</ul>", lang))
+    if sec.not_used:
+        parts.append(_details(h["not_used"], text_html(", ".join(sec.not_used), rtl), lang))
+    parts.append(footnotes_html(({"passage_id": c.id, "title": c.title, "quote": c.quote} for c in sec.citations),
+                                lang))
+    return '<div class="ga-answer">' + "".join(p for p in parts if p) + "</div>"
+
+
+def _option_extra(o: Any, lang: str, label: Callable[[str, str], str]) -> str:
+    rtl = lang == "ur"
+    bits = [f"{label(k.label, lang)}: {_num_text(k)}" for k in o.numbers]
+    off = o.offer or {}
+    if off.get("provider"):
+        price = off.get("usd_per_hour")
+        bits.append(" ".join(str(x) for x in (off.get("provider"), off.get("instance") or "", off.get("region") or "")
+                             if x).strip() + (f" ${number(price)}/h" if isinstance(price, (int, float)) else ""))
+    return f'<div class="ga-opt-nums">{text_html(" · ".join(bits), rtl)}</div>' if bits else ""
