@@ -6,7 +6,7 @@ Imports stay light (no LangChain, no Gradio) so `gpu-advisor vram` starts fast.
 from __future__ import annotations
 
 __all__ = ["Advisor", "Answer", "advisor", "catalog_info", "cost", "guide", "recommend", "catalog_refresh", "list_gpus", "list_models", "price_db", "prices", "resolve_model_arch",
-           "speed", "train_time", "vram"]
+           "levers", "solve", "speed", "train_time", "vram"]
 
 import math
 from typing import Any
@@ -403,28 +403,129 @@ def recommend(*, model: str | None = None, config: str | None = None, params_b: 
                 raise InvalidInput("precision", p, "bf16, fp16, fp8, int8, int4, q4_k_m, q8_0 ...") from None
     req = validated(RecommendRequest, **{k: v for k, v in goal.items() if v is not None})
     eng = resolve_engine(req.engine)
+    offers, data_note, gpus, billing = _offers_and_billing(providers, regions)
+    rec = _recommend(arch, req, offers, gpus, eng, load_training_efficiency(), billing)
+    dates = sorted({o["offer"]["as_of"] for o in rec.options if o["offer"]["as_of"]})
+    rec.assumptions.append(data_note if offers else "No offer matched the provider/region filters.")
+    if arch.rough:
+        rec.assumptions.insert(0, "Only the parameter count was given: a Llama-like shape was assumed.")
+    return rec.model_copy(update={"chart": rec.chart | {"as_of": dates}})
+
+
+def _offers_and_billing(providers: list[str] | None, regions: list[str] | None) -> tuple[list[Any], str, dict, dict]:
+    """Every catalog offer matching the provider/region filters, the data note, GPU specs by id and
+    billing policies by provider: the arguments the pure recommend/solve tools take."""
     db = price_db()
     known = {p["provider"] for p in db.info()["providers"]}
     for p in providers or []:
         if p.strip().lower() not in known:
             raise InvalidInput("provider", p, ", ".join(sorted(known)))
-    offers = []
+    offers, note = [], ""
     for prov in (providers or [None]):
         for reg in (regions or [None]):
             res = db.query(PriceQuery(provider=prov, region=reg, limit=1000, pricing="any"), None)
             offers += res.offers
+            note = res.data_note
             if res.total_matches > 1000:  # the catalog is bigger than one page: take every GPU type's cheapest rows
                 for gid in {o.gpu_id for o in offers if o.gpu_id}:
                     offers += db.query(PriceQuery(provider=prov, region=reg, limit=200), [gid]).offers
     gpus = {g.id: g for g in load_gpus()}
     billing = {p: BillingPolicy(provider=p, increment_s=f.get("billing_increment_s"),
                                 minimum_s=f.get("minimum_charge_s") or 0) for p, f in load_providers().items()}
-    rec = _recommend(arch, req, offers, gpus, eng, load_training_efficiency(), billing)
-    dates = sorted({o["offer"]["as_of"] for o in rec.options if o["offer"]["as_of"]})
-    rec.assumptions.append(res.data_note if offers else "No offer matched the provider/region filters.")
-    if arch.rough:
-        rec.assumptions.insert(0, "Only the parameter count was given: a Llama-like shape was assumed.")
-    return rec.model_copy(update={"chart": rec.chart | {"as_of": dates}})
+    return offers, note, gpus, billing
+
+
+def _sizing(model: str | None, config: str | None, params_b: float | None, gpu: str | None,
+            gpu_memory_gb: float | None, request: dict[str, Any]) -> tuple[ModelArch, VramRequest, Any, float | None]:
+    """Resolve the model, the VramRequest and the GPU (or a bare memory size, vendor GiB) for solve/levers."""
+    arch = resolve_model_arch(model, config, params_b)
+    req = validated(VramRequest, **{k: v for k, v in request.items() if v is not None})
+    spec = resolve_gpu(gpu).gpu if gpu is not None else None
+    mem = spec.memory_gb if spec is not None else None
+    if mem is None and gpu_memory_gb is not None:
+        if not isinstance(gpu_memory_gb, (int, float)) or not 0 < gpu_memory_gb <= 10_000:
+            raise InvalidInput("gpu_memory_gb", gpu_memory_gb, "a GPU memory size in GB above 0 and at most 10,000")
+        mem = gpu_memory_gb * 2**30 / 1e9  # a "24 GB GPU" is 24 GiB as vendors count it
+    return arch, req, spec, mem
+
+
+def solve(*, unknown: str, model: str | None = None, config: str | None = None, params_b: float | None = None,
+          gpu: str | None = None, gpu_memory_gb: float | None = None, max_gpus: int = 64,
+          headroom_fraction: float = 0.0, providers: list[str] | None = None, regions: list[str] | None = None,
+          apply_defaults: bool = True, **request: Any) -> Any:
+    """Solve for the unknown (tools.solve): max_context | max_batch | min_gpu_count | min_gpu_memory |
+    best_gpu_by_cost. `request`: VramRequest fields (method, weight_precision, seq_len, batch ...), or for
+    best_gpu_by_cost the recommend goal (workload, context_tokens, concurrent_users, method, dataset_tokens ...).
+    Practitioner defaults fill what the user did not set (see `levers`); the result's findings say which.
+
+    Raises:
+        AdvisorError subclasses with user-facing messages.
+    """
+    from tools import solve as s
+
+    if unknown == "best_gpu_by_cost":
+        from tools.recommend import RecommendRequest
+
+        arch = resolve_model_arch(model, config, params_b)
+        req = validated(RecommendRequest, **{k: v for k, v in request.items() if v is not None})
+        offers, _, gpus, billing = _offers_and_billing(providers, regions)
+        return s.best_gpu_by_cost(arch, req, offers, gpus, resolve_engine(req.engine), load_training_efficiency(),
+                                  billing)
+    from tools.levers import apply_practitioner_defaults
+
+    solvers = {"max_context": s.max_context_that_fits, "max_batch": s.max_batch_that_fits}
+    if unknown not in (*solvers, "min_gpu_count", "min_gpu_memory"):
+        raise InvalidInput("unknown", unknown, "max_context, max_batch, min_gpu_count, min_gpu_memory, best_gpu_by_cost")
+    arch, vreq, _, mem = _sizing(model, config, params_b, gpu, gpu_memory_gb, request)
+    applied = []
+    if apply_defaults:
+        vreq, applied = apply_practitioner_defaults(vreq)
+    if unknown == "min_gpu_memory":
+        res = s.min_gpu_memory(arch, vreq, list(load_gpus()), headroom_fraction)
+    elif mem is None:
+        raise InvalidCombination(f"solving for {unknown} needs the GPU (--gpu NAME) or its memory (gpu_memory_gb)")
+    elif unknown == "min_gpu_count":
+        res = s.min_gpu_count(arch, vreq, mem, max_gpus, headroom_fraction)
+    else:
+        res = solvers[unknown](arch, vreq, mem, headroom_fraction)
+    return res.model_copy(update={"findings": applied + res.findings})
+
+
+def levers(*, model: str | None = None, config: str | None = None, params_b: float | None = None, gpu: str,
+           engine: str | None = None, goal: dict[str, Any] | None = None, apply_defaults: bool = True,
+           **request: Any) -> Any:
+    """The way forward (tools.levers.find_levers) for `request` on `gpu`, each lever with its cheapest
+    on-demand offer. `goal`: LeverGoal fields (min_tokens_per_s_per_user, deadline_hours, budget_usd,
+    dataset_tokens, epochs, max_gpus ...); a budget is priced at each GPU's cheapest GPU-hour in the catalog.
+    Practitioner defaults (checkpointing for fine-tuning, double quant for QLoRA) fill what the user
+    did not set, and `defaults_applied` says which.
+
+    Raises:
+        AdvisorError subclasses with user-facing messages.
+    """
+    from tools.levers import LeverGoal, apply_practitioner_defaults, find_levers
+
+    arch, vreq, spec, _ = _sizing(model, config, params_b, gpu, None, request)
+    applied = []
+    if apply_defaults:
+        vreq, applied = apply_practitioner_defaults(vreq)
+    g = validated(LeverGoal, **{k: v for k, v in (goal or {}).items() if v is not None})
+    db = price_db()
+    if g.budget_usd is not None and not g.usd_per_gpu_hour:
+        rows = db.query(PriceQuery(pricing="on-demand", sort="gpu-hour", limit=1000), None).offers
+        cheapest: dict[str, float] = {}
+        for o in rows:
+            if o.gpu_id and o.price_usd_per_gpu_hour is not None:
+                cheapest[o.gpu_id] = min(cheapest.get(o.gpu_id, math.inf), o.price_usd_per_gpu_hour)
+        g = g.model_copy(update={"usd_per_gpu_hour": cheapest})
+    res = find_levers(arch, vreq, spec, goal=g, gpus_catalog=list(load_gpus()),
+                      engine=resolve_engine(engine), mfu_table=load_training_efficiency())
+    by_name = {x.name: x.id for x in load_gpus()}
+    for lv in res.levers:
+        n = int(lv.params.get("gpus", vreq.gpus))
+        found = db.query(PriceQuery(gpus=n, pricing="on-demand", limit=1), [by_name.get(lv.gpu, spec.id)]).offers
+        lv.offer = found[0].to_contract() if found else None
+    return res.model_copy(update={"defaults_applied": applied})
 
 
 _ADVISORS: dict[str, Any] = {}

@@ -110,6 +110,7 @@ class Lever(BaseModel):
     tokens_per_s_per_user: float | None = None
     hours: float | None = None
     cost_usd: float | None = None
+    offer: dict[str, Any] | None = Field(None, description="cheapest on-demand offer, filled by the service layer")
     findings: list[Finding] = []
 
 

@@ -150,3 +150,17 @@ def test_practitioner_defaults_and_which_were_applied():
     assert req.double_quant and {n.params["field"] for n in notes} == {"double_quant"}
     req, notes = apply_practitioner_defaults(VramRequest(method="qlora", weight_precision="int4"))
     assert not req.double_quant  # double quantisation is for nf4/fp4 only
+
+
+def test_service_wrapper_attaches_the_cheapest_offer_and_the_defaults_applied():
+    from assistant import api
+
+    s = api.levers(model="llama-3.1-405b", gpu="H100", weight_precision="fp8", seq_len=8192)
+    lv = s.levers[0]
+    assert lv.code == "more_gpus_tensor_parallel" and lv.params["gpus"] == 8
+    # the cheapest on-demand 8 x H100 SXM instance of the bundled catalog
+    eight = api.prices(gpu="H100 SXM", gpus=8, pricing="on-demand", limit=1).offers[0]
+    assert lv.offer["gpu_count"] == 8 and lv.offer["price_usd_per_hour"] == eight.price_usd_per_hour
+    # a LoRA request without a checkpointing choice gets the practitioners' default, and says so
+    s = api.levers(model="qwen2.5-32b", gpu="A100 80GB", method="lora")
+    assert s.problem == "fits" and s.defaults_applied[0].params == {"field": "grad_checkpointing", "value": True}

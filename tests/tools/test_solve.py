@@ -121,3 +121,18 @@ def test_nothing_fits_at_the_minimum_and_bad_memory_is_named():
     assert r.findings[0].params["largest_component"] == "weights"
     with pytest.raises(InvalidInput, match="gpu_memory_gb"):
         max_batch_that_fits(L8B, VramRequest(), 0.0)
+
+
+def test_service_wrapper_resolves_names_and_applies_practitioner_defaults():
+    from assistant import api
+
+    assert api.solve(unknown="max_context", model="Llama 3.1 8B", gpu="L4").value == 31_023
+    # Qwen2.5 32B LoRA: checkpointing is the practitioners' default, so the need is 75.3 GB, not 111.1 GB
+    r = api.solve(unknown="min_gpu_memory", model="qwen2.5-32b", method="lora")
+    assert r.value == pytest.approx(75.32, abs=0.01)
+    assert [(f.code, f.params["field"]) for f in r.findings] == [("default_applied", "grad_checkpointing")]
+    assert r.details["gpus"][0]["memory_gb"] == pytest.approx(85.9, abs=0.01)  # the 80 GB class first
+    assert api.solve(unknown="min_gpu_memory", model="qwen2.5-32b", method="lora", apply_defaults=False).value == \
+        pytest.approx(111.07, abs=0.01)
+    with pytest.raises(InvalidInput, match="unknown"):
+        api.solve(unknown="max_ctx", model="llama-3.1-8b", gpu="L4")
