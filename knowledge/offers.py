@@ -127,6 +127,7 @@ def _float(v: Any) -> float | None:
     return x
 
 
+@lru_cache(maxsize=4096)
 def _gpu_info(info: str) -> tuple[float | None, float | None]:
     """(SizeInMiB, TotalGpuMemoryInMiB) from SkyPilot's GpuInfo, a Python-literal dict written with single
     quotes; numbers may be strings (Cudo writes 'Count': '8.0'). Azure's GpuInfo is only a name: (None, None)."""
@@ -171,6 +172,7 @@ class Normaliser:
         self._vms: dict[tuple[str, str, str], dict[str, Any]] = {}
         self._accels: list[dict[str, Any]] = []
         self._irules = [r for r in _instance_rules() if r["provider"] in ("*", provider)]
+        self._rule_cache: dict[tuple[str, str], str | None] = {}
 
     def _drop(self, it: str, name: str, region: str, reason: str) -> None:
         key = (it, name, region, reason)
@@ -189,14 +191,8 @@ class Normaliser:
                 self._add_vm(raw, it, region, zone)
             return
         self.out.gpu_rows += 1
-        for r in self._irules:
-            if (r["instance_regex"] and not re.search(r["instance_regex"], it)) or \
-                    (r["accelerator_regex"] and not re.search(r["accelerator_regex"], name)):
-                continue
-            if r["not_gpu"]:
-                return self._drop(it, name, region, f"not a GPU: {r['reason']}")
-            if r["gpu_fraction"]:
-                return self._drop(it, name, region, f"fractional GPU share ({r['reason']}): not comparable per GPU-hour")
+        if (why := self._instance_rule(it, name)) is not None:
+            return self._drop(it, name, region, why)
         if self.rule["placeholder"]:
             return self._drop(it, name, region, self.rule["placeholder"])
         try:
@@ -221,6 +217,22 @@ class Normaliser:
             self._collapse(row | {"price_scope": "instance (host VM + GPU summed)"})  # already summed (snapshot)
         else:
             self._collapse(row)
+
+    def _instance_rule(self, it: str, name: str) -> str | None:
+        """Why an instance is not a whole GPU (instance_rules.csv), or None; cached per (instance, name)."""
+        key = (it, name)
+        if key not in self._rule_cache:
+            self._rule_cache[key] = None
+            for r in self._irules:
+                if (r["instance_regex"] and not re.search(r["instance_regex"], it)) or \
+                        (r["accelerator_regex"] and not re.search(r["accelerator_regex"], name)):
+                    continue
+                if r["not_gpu"]:
+                    self._rule_cache[key] = f"not a GPU: {r['reason']}"
+                elif r["gpu_fraction"]:
+                    self._rule_cache[key] = f"fractional GPU share ({r['reason']}): not comparable per GPU-hour"
+                break
+        return self._rule_cache[key]
 
     def _memory_gib(self, raw: dict[str, str], count: int) -> float | None:
         size, total = _gpu_info(raw.get("GpuInfo", ""))
