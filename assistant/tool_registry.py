@@ -67,12 +67,20 @@ class TrainArgs(ModelRef):
 
 
 class PriceArgs(BaseModel):
-    gpu: str | None = Field(None, description="GPU model or family, e.g. H100")
+    gpu: str | None = Field(None, description="GPU model or family, or a comma list, e.g. H100 or 'A100 80GB,L40S'; "
+                                              "'A100 80GB' covers SXM and PCIe unless a form is named")
     min_vram_gb: Num = Field(None, description="per-GPU memory at least this many GB")
     gpus: int | None = Field(None, description="GPUs per instance")
+    min_gpus: int | None = Field(None, description="at least this many GPUs per instance")
+    max_gpus: int | None = Field(None, description="at most this many GPUs per instance")
+    min_total_vram_gb: Num = Field(None, description="GPU memory of the whole instance (all GPUs) at least, GB")
+    max_total_vram_gb: Num = Field(None, description="GPU memory of the whole instance (all GPUs) at most, GB")
+    min_vcpus: Num = Field(None, description="host vCPUs at least")
+    min_ram_gb: Num = Field(None, description="host RAM at least, GB")
+    vendor: str | None = Field(None, description="GPU vendor: nvidia | amd | intel")
     pricing: Literal["any", "on-demand", "spot"] = "any"
-    provider: str | None = None
-    region: str | None = None
+    provider: str | None = Field(None, description="a provider or a comma list, e.g. aws or 'aws,gcp,lambda'")
+    region: str | None = Field(None, description="europe | us | asia | a country | a city, or part of a region name")
     max_price_usd_per_gpu_hour: Num = None
     limit: int = Field(5, ge=1, le=50)
 
