@@ -1,8 +1,12 @@
-"""Plain-text rendering shared by the terminal front ends (no third-party imports)."""
+"""Number and table formatting shared by every front end and renderer (no third-party imports).
+
+One rounding rule for the whole product: `number` shrinks precision as a figure grows, money adds a
+third significant digit below $0.10 (per-token prices), counts keep every digit with separators.
+"""
 
 from __future__ import annotations
 
-__all__ = ["number", "table"]
+__all__ = ["compact", "count", "number", "table", "usd"]
 
 from typing import Iterable, Sequence
 
@@ -17,6 +21,30 @@ def number(x: float, nd: int = 2) -> str:
     if abs(x) >= 10:
         return f"{x:.1f}"
     return f"{x:.{nd}f}"
+
+
+def usd(x: float) -> str:
+    """Dollars without the sign: `number` rounding, and three significant digits below 0.10 ($0.0366)."""
+    x = float(x)
+    if x != 0 and abs(x) < 0.1:
+        return f"{x:.3g}" if abs(x) >= 1e-4 else f"{x:.2e}"
+    return number(x)
+
+
+def count(x: float) -> str:
+    """A whole count with thousands separators (2,048 tokens, 50,000 examples); a fraction keeps `number`."""
+    x = float(x)
+    if x.is_integer():
+        return f"{int(x):,}"
+    return number(x)
+
+
+def compact(x: float) -> str:
+    """A size as people say it: 24 (GiB) rather than 24.0, otherwise one decimal (79.6)."""
+    x = float(x)
+    if abs(x - round(x)) < 0.05:
+        return f"{round(x):,}"
+    return f"{x:,.1f}"
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]], align: str = "") -> str:

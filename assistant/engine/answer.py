@@ -52,7 +52,8 @@ class Table(BaseModel):
     {"code": key, "params": {...}} (a phrase from the catalog)."""
 
     title: Finding | None = None
-    columns: list[str] = Field(description="message catalog keys of the column headers, or names")
+    columns: list[str | dict[str, Any]] = Field(
+        description="message catalog keys of the column headers, names, or phrases {'code', 'params'}")
     rows: list[list[Any]]
     units: list[str] = Field(default_factory=list, description="unit key per column ('' = none)")
 

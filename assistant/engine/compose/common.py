@@ -57,14 +57,27 @@ def q_(v: Any, u: str) -> dict[str, Any]:
 
 
 def model_name(r: dict[str, Any], q: Query | None = None) -> str:
+    """The model's display name: from the result, else the catalog's name for its id, else as asked."""
     m = r.get("model")
     if isinstance(m, dict) and m.get("name"):
         return str(m["name"])
-    if isinstance(r.get("inputs"), dict) and r["inputs"].get("model"):
-        return str(r["inputs"]["model"])
+    mid = (r.get("inputs") or {}).get("model") if isinstance(r.get("inputs"), dict) else None
+    mid = mid or (q.model if q is not None else None)
+    if mid:
+        return catalog_model_name(str(mid))
     if q is not None:
-        return q.model_text or q.model or (f"{q.params_b:g}B" if q.params_b else "")
+        return q.model_text or (f"{q.params_b:g}B" if q.params_b else "")
     return ""
+
+
+def catalog_model_name(model_id: str) -> str:
+    from knowledge.catalog import resolve_model
+    from tools.errors import AdvisorError
+
+    try:
+        return resolve_model(model_id).name or model_id
+    except AdvisorError:
+        return model_id
 
 
 def error_info(r: dict[str, Any]) -> dict[str, Any]:

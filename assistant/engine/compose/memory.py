@@ -64,8 +64,11 @@ def vram_assumptions(q: Query, r: dict[str, Any]) -> list[Finding]:
 
 def _fit_finding(r: dict[str, Any], prefix: str = "fit") -> tuple[Finding, str]:
     inp, f = r.get("inputs", {}), r.get("fit")
-    p = {"model": model_name(r), "method": inp.get("method", "inference"),
-         "precision": inp.get("weight_precision") or inp.get("precision") or "", "total": q_(r["total_gb"], "gb")}
+    prec: Any = inp.get("weight_precision") or inp.get("precision") or ""
+    if r.get("model", {}).get("kind") == "image-generation" and str(prec).startswith("default"):
+        prec = {"code": "term.default_precision"}
+    p = {"model": model_name(r), "method": inp.get("method", "inference"), "precision": prec,
+         "total": q_(r["total_gb"], "gb")}
     if not f:
         return Finding(code=f"{prefix}.need", params=p), "info"
     n = inp.get("gpus") or 1
@@ -151,13 +154,13 @@ def speed_part(q: Query, done: Done, s: Sections) -> None:
     inp = r0.get("inputs", {})
     model = model_name(r0, q)
 
-    def item(r: dict[str, Any]) -> str:
+    def item(r: dict[str, Any]) -> Any:
         i = r.get("inputs", {})
         text = str(r["gpu"]["name"]) + (f" x{i['gpus']}" if (i.get("gpus") or 1) > 1 else "")
-        if len({x.get("inputs", {}).get("batch") for x in rs}) > 1:
-            text += f", batch {i.get('batch')}"
         if len({x.get("inputs", {}).get("precision") for x in rs}) > 1:
             text += f", {i.get('precision')}"
+        if len({x.get("inputs", {}).get("batch") for x in rs}) > 1:
+            return {"code": "col.batch", "params": {"gpu": text, "n": i.get("batch")}}
         return text
 
     if len(rs) == 1:
@@ -219,7 +222,7 @@ def train_part(q: Query, done: Done, s: Sections) -> None:
     for r in rs:
         s.headline.append(Finding(code="train.head", params={
             "model": model_name(r, q), "method": r.get("inputs", {}).get("method", ""), "gpu": item(r),
-            "hours": q_(r["hours"], "h"), "gpu_hours": q_(r["gpu_hours"], "h"), "tps": q_(r["tokens_per_s"], "tok_s")}))
+            "hours": q_(r["hours"], "h"), "gpu_hours": q_(r["gpu_hours"], ""), "tps": q_(r["tokens_per_s"], "tok_s")}))
     if len(rs) == 1:
         s.key_numbers += [kn("num.train_throughput", r0["tokens_per_s"], "tok_s"), kn("num.hours", r0["hours"], "h"),
                           kn("num.gpu_hours", r0["gpu_hours"], "h"), kn("num.total_tokens", r0["total_tokens"], "tokens")]
@@ -248,7 +251,7 @@ def train_assumptions(q: Query, args: dict[str, Any], r: dict[str, Any]) -> list
                       q.dataset_tokens is not None or q.examples is not None))
     if q.examples and not q.tokens_per_example and args.get("tokens_per_example"):
         out.append(Finding(code="assume.tokens_per_example_default", params={"n": q_(args["tokens_per_example"], "int")}))
-    out.append(stated("num.epochs", inp.get("epochs", 1), "", q.epochs is not None))
+    out.append(stated("num.epochs", inp.get("epochs", 1), "int", q.epochs is not None))
     out.append(stated("num.micro_batch", inp.get("batch"), "int", q.batch is not None))
     out.append(stated("num.seq_len", inp.get("seq_len"), "tokens", q.context_tokens is not None))
     return out

@@ -96,10 +96,16 @@ def _md_block(b: Block) -> list[str]:
 
 
 def render_markdown(sections: Sections | dict[str, Any]) -> str:
-    """Markdown for the Gradio chat: bold verdict, #### headings, lists, pipe tables, italic notes."""
+    """Markdown for the Gradio chat: bold verdict, #### headings, lists, pipe tables, italic notes;
+    the calculators' own notes folded in a <details> block."""
     lines: list[str] = []
     for b in layout(_sections(sections)):
-        lines += _md_block(b)
+        if b.role == "details" and b.kind == "heading":
+            lines += ["", f"<details><summary>{b.text}</summary>", ""]
+        elif b.role == "details":
+            lines += [f"- {x}" for x in b.items] + ["", "</details>", ""]
+        else:
+            lines += _md_block(b)
     return _squeeze(lines)
 
 

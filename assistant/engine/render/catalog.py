@@ -66,7 +66,7 @@ def quantity(lang: str, v: Any, unit: str = "") -> str:
         s = usd(v)
     elif unit in _COUNTS or (isinstance(v, int) and not isinstance(v, bool)):
         s = count(v)
-    elif unit == "gib":
+    elif unit in ("gib", "min", "pct"):
         s = compact(v)
     else:
         s = number(v)
@@ -78,6 +78,8 @@ def fmt_value(lang: str, v: Any, spec: str = "") -> str:
     if spec == "k":
         return label(lang, v)
     if spec == "t":
+        if isinstance(v, dict):
+            return fmt_value(lang, v)
         if isinstance(v, (list, tuple)):
             return _join(lang, [term(lang, x) for x in v])
         return term(lang, v)

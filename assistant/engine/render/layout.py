@@ -58,7 +58,7 @@ def _table(lang: str, t: Table) -> list[Block]:
     rows = [[cell_text(lang, c, units[i] if i < len(units) else "") for i, c in enumerate(r)] for r in t.rows]
     numeric = [all(isinstance(r[i], (int, float)) and not isinstance(r[i], bool) or isinstance(r[i], dict) and "v" in r[i]
                    for r in t.rows if i < len(r)) and bool(t.rows) for i in range(len(t.columns))]
-    out.append(Block("table", headers=[label(lang, c) for c in t.columns], rows=rows, numeric=numeric, role="table"))
+    out.append(Block("table", headers=[fmt_value(lang, c) if isinstance(c, dict) else label(lang, c) for c in t.columns], rows=rows, numeric=numeric, role="table"))
     return out
 
 
@@ -99,10 +99,13 @@ def layout(s: Sections) -> list[Block]:
     if s.explanation:
         out.append(Block("heading", message(lang, "head.why"), role="why"))
         out.append(Block("bullets", items=[finding_text(lang, f) for f in s.explanation], role="why"))
-    notes = [finding_text(lang, f) for f in s.assumptions] + (list(s.details) if lang == "en" else [])
+    notes = [finding_text(lang, f) for f in s.assumptions]
     if notes:
         out.append(Block("heading", message(lang, "head.assumptions"), role="assumptions"))
         out.append(Block("bullets", items=list(dict.fromkeys(notes)), role="assumptions"))
+    if s.details and lang == "en":
+        out.append(Block("heading", message(lang, "head.details"), role="details"))
+        out.append(Block("bullets", items=list(dict.fromkeys(s.details)), role="details"))
     if s.not_used:
         out.append(Block("note", message(lang, "note.not_used", {"items": list(s.not_used)}), role="not_used"))
     if s.citations:

@@ -76,6 +76,8 @@ def blocks_for(blocks: list[Block], fallback: str) -> tuple[str, list[dict[str, 
     headline: list[str] = []
     sources: list[dict[str, Any]] = []
     for b in blocks:
+        if b.role == "details":
+            continue  # the calculators' own notes stay in the fallback text
         if b.kind == "understood":
             out.append({"type": "context", "elements": [_mrkdwn("_" + escape(b.text) + "_", _CONTEXT_CHARS)]})
         elif b.kind == "headline":

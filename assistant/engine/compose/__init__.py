@@ -1,0 +1,227 @@
+"""Compose: the typed answer (`Sections`) from the Query and this turn's tool results.
+
+    compose(query, done) -> Sections
+
+`done` is [(tool name, args, result dict)] as `assistant.tool_registry.run_tool` returns them. Numbers
+are only copied from tool results or the user's words, never computed here; every statement is a
+Finding (a message code and its parameters) that the renderers put into words per language.
+"""
+
+from __future__ import annotations
+
+__all__ = ["compose", "understood"]
+
+from typing import Any
+
+from assistant.engine.answer import CitationRef, Finding, Sections
+from assistant.engine.compose.citations import cite, known_ids
+from assistant.engine.compose.common import Done, catalog_model_name, error_info, model_name, q_, results, set_verdict
+from assistant.engine.compose.forward import levers_part, solve_part
+from assistant.engine.compose.memory import fit_part, speed_part, train_part
+from assistant.engine.compose.money import cost_part, prices_part
+from assistant.engine.compose.recommend import recommend_part
+from assistant.engine.query import Query
+from assistant.engine.render.catalog import message
+
+_PARTS = {"solve": solve_part, "vram_calculator": fit_part, "speed_estimator": speed_part, "training_time": train_part,
+          "cost_estimator": cost_part, "recommend_gpus": recommend_part, "price_query": prices_part,
+          "way_forward": levers_part}
+_FIRST = {"fit": "vram_calculator", "speed": "speed_estimator", "compare": "speed_estimator",
+          "train_time": "training_time", "cost": "cost_estimator", "recommend": "recommend_gpus", "prices": "price_query"}
+_MAX_CITATIONS = 4
+
+
+def compose(query: Query, done: Done) -> Sections:
+    """The typed answer for `query` from this turn's tool calls (verdict first; see Sections)."""
+    lang = "ur" if query.answer_lang == "ur" else "en"
+    s = Sections(lang=lang, kind=query.intent, not_used=list(query.not_used), understood=understood(query, done))
+    s.notices += [Finding(code="notice.out_of_range", params={"what": x}) for x in query.out_of_range]
+    if query.injection:
+        s.notices.append(Finding(code="notice.injection"))
+    if query.intent in ("help", "out_of_scope") and not _computed(done):
+        s.headline.append(Finding(code=f"answer.{query.intent}"))
+        return s
+    _errors(query, done, s)
+    if _computed(done):
+        order = [_FIRST.get(query.intent, "vram_calculator")]
+        if query.solve_for:
+            order.insert(0, "solve")
+        for key in order + [k for k in _PARTS if k not in order]:
+            _PARTS[key](query, done, s)
+    elif s.verdict != "ask":
+        _nothing_computed(query, done, s)
+    s.citations = _citations(query, done, s)
+    return s
+
+
+def _computed(done: Done) -> bool:
+    return any(n != "search_guide" and isinstance(r, dict) and "error" not in r for n, _, r in done)
+
+
+def _nothing_computed(q: Query, done: Done, s: Sections) -> None:
+    guide = results(done, "search_guide")
+    if q.intent in ("speed", "compare", "train_time") and not q.has_gpu:
+        s.headline.append(Finding(code="ask.gpu"))
+        s.verdict = "ask"
+    elif q.intent in ("fit", "recommend", "cost", "train_time", "speed") and not q.has_model:
+        s.headline.append(Finding(code="ask.model"))
+        s.verdict = "ask"
+    elif guide and any(r.get("passages") for _, r in guide):
+        s.kind = "guide"
+    elif not s.headline and not s.notices:
+        s.headline.append(Finding(code="answer.out_of_scope"))
+
+
+def _errors(q: Query, done: Done, s: Sections) -> None:
+    """Unknown names asked back with the closest known ones; invalid values named; nothing guessed."""
+    seen: set[str] = set()
+    computed = _computed(done)
+    for name, a, r in done:
+        if not isinstance(r, dict) or "error" not in r:
+            continue
+        info = error_info(r)
+        key = repr(sorted((k, str(v)) for k, v in info.items()))
+        if key in seen:
+            continue
+        seen.add(key)
+        kind = info.get("type")
+        if kind in ("UnknownModel", "UnknownGpu", "Ambiguous"):
+            code = {"UnknownModel": "ask.unknown_model", "UnknownGpu": "ask.unknown_gpu", "Ambiguous": "ask.ambiguous"}[kind]
+            close = info.get("suggestions") or []
+            f = Finding(code=code if close else code + "_noclose", params={"name": info.get("name", ""), "close": close})
+            (s.notices if computed else s.headline).append(f)
+            if not computed:
+                s.verdict = "ask"
+        elif kind == "InvalidInput":
+            s.notices.append(Finding(code="error.invalid", params={
+                "field": f"field.{info.get('field', '')}", "value": str(info.get("value", "")),
+                "accepted": str(info.get("accepted", ""))}))
+            if not computed:
+                s.verdict = "error"
+        else:
+            s.notices.append(Finding(code="error.other", params={"text": info.get("message", "")}))
+            if not computed:
+                s.verdict = "error"
+    _unknown_names_from_query(q, s, seen_names={str(f.params.get("name", "")).lower() for f in s.headline + s.notices})
+
+
+def _unknown_names_from_query(q: Query, s: Sections, seen_names: set[str]) -> None:
+    """Names the understanding could not resolve, asked back even when no tool ran for them."""
+    if q.model_unknown and q.model_unknown.lower() not in seen_names:
+        close = _close("model", q.model_unknown)
+        s.headline.append(Finding(code="ask.unknown_model" if close else "ask.unknown_model_noclose",
+                                  params={"name": q.model_unknown, "close": close}))
+        s.verdict = "ask"
+    for g in q.gpu_unknown:
+        if g.lower() not in seen_names:
+            close = _close("gpu", g)
+            s.notices.append(Finding(code="ask.unknown_gpu" if close else "ask.unknown_gpu_noclose",
+                                     params={"name": g, "close": close}))
+            set_verdict(s, "ask")
+
+
+def _close(kind: str, name: str) -> list[str]:
+    """Closest catalog names, as the catalog's resolver suggests them."""
+    from knowledge import catalog
+    from tools.errors import AdvisorError, _UnknownName
+
+    try:
+        (catalog.resolve_model if kind == "model" else catalog.resolve_gpu)(name)
+    except _UnknownName as exc:
+        return list(exc.suggestions)[:5]
+    except AdvisorError:
+        return []
+    return []
+
+
+def understood(q: Query, done: Done | None = None) -> list[Finding]:
+    """One line of what was understood (and what was carried over from earlier turns)."""
+    out: list[Finding] = []
+    name = next((model_name(r) for _, r in results(done or [], "vram_calculator", "training_time", "speed_estimator")
+                 if model_name(r)), None)
+    if q.model or q.model_text:
+        out.append(Finding(code="u.model", params={"name": name or catalog_model_name(q.model) if q.model
+                                                    else q.model_text}))
+    elif q.params_b:
+        out.append(Finding(code="u.params", params={"b": f"{q.params_b:g}B"}))
+    if q.method:
+        out.append(Finding(code="u.method", params={"method": {"code": f"term.{q.method}"}}))
+    for field, code in (("precision", "u.precision"), ("kv_precision", "u.kv_precision"), ("engine", "u.engine")):
+        if getattr(q, field):
+            out.append(Finding(code=code, params={"v": getattr(q, field)}))
+    if q.optimizer:
+        out.append(Finding(code="u.optimizer", params={"v": q.optimizer}))
+    if q.gpus:
+        n = f"{q.gpu_count} x " if q.gpu_count and q.gpu_count > 1 else ""
+        out.append(Finding(code="u.gpus", params={"names": [n + g for g in q.gpus]}))
+    elif q.gpu_count:
+        out.append(Finding(code="u.gpu_count", params={"n": q.gpu_count}))
+    if q.gpu_memory_gb:
+        out.append(Finding(code="u.gpu_memory", params={"gb": q_(q.gpu_memory_gb, "gb")}))
+    out += _quantities(q)
+    if q.providers:
+        out.append(Finding(code="u.providers", params={"names": list(q.providers)}))
+    if q.regions:
+        out.append(Finding(code="u.regions", params={"names": list(q.regions)}))
+    if q.both_pricing:
+        out.append(Finding(code="u.both_pricing"))
+    elif q.spot is not None:
+        out.append(Finding(code="u.spot" if q.spot else "u.on_demand"))
+    if q.grad_checkpointing is not None:
+        out.append(Finding(code="u.checkpointing", params={"v": {"code": "term.on" if q.grad_checkpointing else "term.off"}}))
+    if q.solve_for:
+        out.append(Finding(code="u.solve_for", params={"what": {"code": f"term.{q.solve_for}"}}))
+    if q.carried:
+        out.append(Finding(code="u.carried", params={"fields": [{"code": f"field.{f}"} for f in q.carried]}))
+    return out
+
+
+_QUANTITIES = (("context_tokens", "u.context", "tokens"), ("prompt_tokens", "u.prompt", "tokens"),
+               ("output_tokens", "u.output", "tokens"), ("batch", "u.batch", "int"), ("concurrent_users", "u.users", "int"),
+               ("examples", "u.examples", "int"), ("tokens_per_example", "u.tokens_per_example", "tokens"),
+               ("dataset_tokens", "u.dataset_tokens", "tokens"), ("epochs", "u.epochs", "int"),
+               ("budget_usd_total", "u.budget_total", "usd"), ("budget_usd_per_hour", "u.budget_hour", "usd_h"),
+               ("deadline_hours", "u.deadline", "h"), ("min_tokens_per_s", "u.speed_target", "tok_s"),
+               ("lora_rank", "u.lora_rank", "int"), ("storage_gb", "u.storage", "gb"), ("egress_gb", "u.egress", "gb"),
+               ("duration_hours", "u.duration", "h"), ("images", "u.images", "int"), ("resolution", "u.resolution", "int"),
+               ("steps", "u.steps", "int"))
+
+
+def _quantities(q: Query) -> list[Finding]:
+    out = []
+    for field, code, unit in _QUANTITIES:
+        v = getattr(q, field)
+        if v is not None:
+            if isinstance(v, float) and v.is_integer() and unit in ("tokens", "int", ""):
+                v = int(v)
+            out.append(Finding(code=code, params={"v": q_(v, unit)}))
+    return out
+
+
+def _citations(q: Query, done: Done, s: Sections) -> list[CitationRef]:
+    """Guide quotes: the searched passages (best sentence for the question), then the passages the
+    answer's statements rest on (best sentence for that statement); only ids that exist."""
+    ids = known_ids()
+    out: list[CitationRef] = []
+    for _, r in results(done, "search_guide"):
+        for p in (r.get("passages") or [])[:2]:
+            c = cite(p.get("id", ""), q.text, s.lang) if p.get("id") in ids else None
+            if c and all(x.id != c.id for x in out):
+                out.append(c)
+    claims: list[Finding] = s.explanation + s.headline + s.notices + s.assumptions + [o.title for o in s.way_forward]
+    for f in claims:
+        pid = f.passage_id
+        if pid and pid in ids and all(c.id != pid for c in out) and len(out) < _MAX_CITATIONS:
+            about = message("en", f.code, f.params) + " " + q.text
+            c = cite(pid, about, s.lang)
+            if c:
+                out.append(c)
+    for f in claims:  # a statement may not point at a passage the guides do not have
+        if f.passage_id and f.passage_id not in ids:
+            f.passage_id = None
+    return out[:_MAX_CITATIONS]
+
+
+def sections_json(s: Sections) -> dict[str, Any]:
+    """The typed answer as JSON (for `ask --json` → `sections`)."""
+    return s.model_dump(mode="json")

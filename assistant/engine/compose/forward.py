@@ -1,0 +1,153 @@
+"""Answer parts for the way forward (tools/levers.py results) and solved unknowns (tools/solve.py results)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assistant.engine.answer import Finding, Option, Sections, Table
+from assistant.engine.compose.common import Done, kn, q_, set_verdict
+from assistant.engine.query import Query
+
+_COMPONENTS = ("weights", "kv_cache", "activations", "gradients", "optimizer", "cuda_context", "logits",
+               "lora_adapters", "quantization_constants", "dequant_workspace")
+
+
+def _lever_title(code: str, params: dict[str, Any]) -> Finding:
+    parts = code.split("+")
+    p = _lever_params(params)
+    if len(parts) == 1:
+        return Finding(code=f"lever.{code}", params=p)
+    return Finding(code="lever.combo", params={"a": {"code": f"lever.{parts[0]}", "params": p},
+                                               "b": {"code": f"lever.{parts[1]}", "params": p}})
+
+
+def _lever_params(p: dict[str, Any]) -> dict[str, Any]:
+    out = dict(p)
+    if "seq_len" in p:
+        out["seq_len"] = q_(p["seq_len"], "tokens")
+    if "weight_precision" in p and p["weight_precision"]:
+        out["precision"] = p["weight_precision"]
+    if "grad_accumulation_steps" in p:
+        out["steps"] = p["grad_accumulation_steps"]
+    return out
+
+
+def _lever_option(lv: dict[str, Any]) -> Option:
+    nums = [kn("num.memory_per_gpu", {"code": "value.of", "params": {"a": q_(lv.get("memory_gb"), "gb"),
+                                                                      "b": q_(lv.get("gpu_memory_gb"), "gb")}})]
+    if lv.get("headroom_gb") is not None:
+        nums.append(kn("num.headroom", lv["headroom_gb"], "gb"))
+    if lv.get("tokens_per_s_per_user") is not None:
+        nums.append(kn("num.per_user", lv["tokens_per_s_per_user"], "tok_s"))
+    if lv.get("hours") is not None:
+        nums.append(kn("num.hours", lv["hours"], "h"))
+    if lv.get("cost_usd") is not None:
+        nums.append(kn("num.job_cost", lv["cost_usd"], "usd"))
+    if lv.get("gpu") and "gpu" in (lv.get("params") or {}):
+        nums.append(kn("num.gpu", lv["gpu"]))
+    return Option(title=_lever_title(lv.get("code", ""), lv.get("params") or {}), numbers=nums, offer=lv.get("offer"))
+
+
+def levers_part(q: Query, done: Done, s: Sections) -> None:
+    for name, a, r in done:
+        if name != "way_forward" or not isinstance(r, dict) or "error" in r:
+            continue
+        base = r.get("baseline") or {}
+        problem = r.get("problem", "")
+        if problem == "fits":
+            continue
+        if not s.headline and base:
+            s.headline.append(Finding(code=f"lever.problem_{problem}", params={
+                "memory": q_(base.get("memory_gb"), "gb"), "gpu": base.get("gpu", ""),
+                "gpu_gb": q_(base.get("gpu_memory_gb"), "gb"), "per": q_(base.get("tokens_per_s_per_user"), "tok_s"),
+                "hours": q_(base.get("hours"), "h"), "usd": q_(base.get("cost_usd"), "usd")}))
+            set_verdict(s, "no")
+        levers = r.get("levers") or []
+        if not levers:
+            s.notices.append(Finding(code="lever.none_found"))
+        s.way_forward += [_lever_option(lv) for lv in levers[:3]]
+        for f in r.get("defaults_applied") or []:
+            p = f.get("params") or {}
+            v = p.get("value")
+            val = {"code": "term.on" if v else "term.off"} if isinstance(v, bool) else v
+            s.assumptions.append(Finding(code="assume.practitioner_default",
+                                         params={"field": f"field.{p.get('field', '')}", "value": val}))
+
+
+def _limit(limited_by: str) -> dict[str, Any]:
+    if limited_by in _COMPONENTS:
+        return {"code": f"comp.{limited_by}"}
+    return {"code": f"limit.{limited_by}"}
+
+
+def solve_part(q: Query, done: Done, s: Sections) -> None:
+    for name, a, r in done:
+        if not name.startswith("solve_") or not isinstance(r, dict) or "error" in r or "unknown" not in r:
+            continue
+        _one_solution(q, a, r, s)
+
+
+def _one_solution(q: Query, a: dict[str, Any], r: dict[str, Any], s: Sections) -> None:
+    unknown, cfg = r["unknown"], r.get("config") or {}
+    gpu = a.get("gpu") or (q.gpus[0] if q.gpus else (f"{q.gpu_memory_gb:g} GB" if q.gpu_memory_gb else ""))
+    base = {"gpu": gpu, "model": q.model_text or q.model or (f"{q.params_b:g}B" if q.params_b else ""),
+            "memory": q_(r.get("memory_gb"), "gb"), "gpu_gb": q_(r.get("gpu_memory_gb"), "gb"),
+            "limit": _limit(r.get("limited_by", ""))}
+    if not r.get("solved"):
+        f = next((x for x in r.get("findings") or []), None)
+        p = (f or {}).get("params") or {}
+        code = f"solve.none_{(f or {}).get('code', unknown)}"
+        s.headline.append(Finding(code=code, params=base | {
+            "max_gpus": p.get("max_gpus"), "largest": _limit(p.get("largest_component", r.get("limited_by", ""))),
+            "needed": q_(p.get("memory_gb") or p.get("memory_gb_at_max"), "gb")}))
+        set_verdict(s, "no")
+        return
+    v = r.get("value")
+    if unknown == "max_context":
+        code = "solve.max_context_window" if r.get("limited_by") == "model_max_context" else "solve.max_context"
+        s.headline.append(Finding(code=code, params=base | {"value": q_(v, "tokens"), "batch": cfg.get("batch", 1)}))
+        s.key_numbers.append(kn("num.max_context", v, "tokens"))
+    elif unknown == "max_batch":
+        s.headline.append(Finding(code="solve.max_batch", params=base | {"value": v, "seq": q_(cfg.get("seq_len"), "tokens")}))
+        s.key_numbers.append(kn("num.max_batch", v, "int"))
+        if any(f.get("code") == "above_engine_default_cap" for f in r.get("findings") or []):
+            cap = next(f["params"].get("engine_cap") for f in r["findings"] if f.get("code") == "above_engine_default_cap")
+            s.assumptions.append(Finding(code="assume.engine_cap", params={"cap": cap}))
+    elif unknown == "min_gpu_count":
+        code = "solve.min_gpu_count_one" if r.get("limited_by") == "fits_on_one" else "solve.min_gpu_count"
+        s.headline.append(Finding(code=code, params=base | {"value": v, "how": {
+            "code": "term.tensor_parallel" if cfg.get("method", "inference") == "inference" else "term.fsdp"}}))
+        s.key_numbers.append(kn("num.gpu_count", v, "int"))
+    elif unknown == "min_gpu_memory":
+        gpus = [g.get("name") for g in (r.get("details") or {}).get("gpus", [])][:6]
+        gib = (r.get("details") or {}).get("required_gib")
+        s.headline.append(Finding(code="solve.min_gpu_memory", params=base | {"value": q_(v, "gb"), "gib": q_(gib, "gib")}))
+        if gpus:
+            s.headline.append(Finding(code="solve.gpus_with_memory", params={"names": gpus}))
+        s.key_numbers.append(kn("num.total_per_gpu", v, "gb"))
+    elif unknown == "best_gpu_by_cost":
+        _best_by_cost(r, base, s)
+        return
+    if r.get("memory_gb") is not None and unknown != "min_gpu_memory":
+        s.key_numbers.append(kn("num.memory_per_gpu", {"code": "value.of", "params": {
+            "a": q_(r.get("memory_gb"), "gb"), "b": q_(r.get("gpu_memory_gb"), "gb")}}))
+    set_verdict(s, "yes")
+
+
+def _best_by_cost(r: dict[str, Any], base: dict[str, Any], s: Sections) -> None:
+    cfg = r.get("config") or {}
+    serve = r.get("unit") == "usd_per_million_tokens"
+    unit = "usd_mtok" if serve else "usd"
+    off = cfg.get("offer") or {}
+    s.headline.append(Finding(code="solve.best_serve" if serve else "solve.best_train", params={
+        "n": cfg.get("gpu_count") or 1, "gpu": cfg.get("gpu", ""), "provider": off.get("provider", ""),
+        "value": q_(r.get("value"), unit), "price": q_(cfg.get("price_usd_per_hour"), "usd_h")}))
+    rows = [[f"{cfg.get('gpu_count') or 1} x {cfg.get('gpu', '')}", off.get("provider", "—"), cfg.get("price_usd_per_hour"),
+             r.get("value")]]
+    for o in (r.get("details") or {}).get("runners_up", []):
+        rows.append([f"{o.get('gpu_count') or 1} x {o.get('gpu', '')}", (o.get("offer") or {}).get("provider", "—"),
+                     o.get("price_usd_per_hour"), o.get("value")])
+    s.tables.append(Table(title=Finding(code="table.best_by_cost"),
+                          columns=["col.gpus", "col.provider", "col.usd_h", "col.usd_mtok" if serve else "col.job_cost"],
+                          rows=rows, units=["", "", "usd", "usd"]))
+    set_verdict(s, "yes")

@@ -1,0 +1,258 @@
+"""Answer parts for prices, costs (jobs, endpoints, storage, egress) and recommendations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assistant.engine.answer import Finding, Option, Sections, Table
+from assistant.engine.compose.common import Done, add_details, kn, model_name, note_data, q_, results, set_verdict
+from assistant.engine.compose.memory import stated
+from assistant.engine.query import Query
+
+_PRICE_COLUMNS = ["col.provider", "col.instance", "col.gpu", "col.gpus", "col.pricing", "col.usd_gpu_h", "col.usd_h",
+                  "col.region"]
+
+
+def prices_part(q: Query, done: Done, s: Sections) -> None:
+    pq = results(done, "price_query")
+    if not pq:
+        return
+    in_fit = bool(results(done, "vram_calculator"))
+    rows: list[list[Any]] = []
+    variants: list[str] = []
+    for a, r in pq:
+        note_data(s, r)
+        kind = "spot" if a.get("pricing") == "spot" else "on_demand"
+        gpu = a.get("gpu") or (q_(a["min_vram_gb"], "gb") if a.get("min_vram_gb") else "GPU")
+        offers = r.get("offers") or []
+        if not offers:
+            if in_fit:
+                total = next((x["total_gb"] for _, x in results(done, "vram_calculator")), None)
+                s.explanation.append(Finding(code="fit.gpus_none", params={"total": q_(total, "gb")}, passage_id="ga-09"))
+            else:
+                s.headline.append(Finding(code="prices.none", params={"kind": {"code": f"term.{kind}"}, "gpu": gpu}))
+                set_verdict(s, "no")
+            continue
+        o = offers[0]
+        per_gpu = o.get("spot_price_usd_per_gpu_hour") if kind == "spot" else o.get("price_usd_per_gpu_hour")
+        if not in_fit:
+            s.headline.append(Finding(code="prices.cheapest", params={
+                "kind": {"code": f"term.{kind}"}, "gpu": o.get("gpu") or gpu, "price": q_(per_gpu, "usd_gpu_h"),
+                "provider": o.get("provider", ""), "instance": o.get("instance_type") or ""}))
+        for o in offers:
+            inst = o.get("spot_price_usd_per_hour") if kind == "spot" else o.get("price_usd_per_hour")
+            pg = o.get("spot_price_usd_per_gpu_hour") if kind == "spot" else o.get("price_usd_per_gpu_hour")
+            rows.append([o.get("provider") or "—", o.get("instance_type") or "—", o.get("gpu") or "—",
+                         o.get("gpu_count"), {"code": f"term.{kind}"}, pg, inst, o.get("region") or "—"])
+            if o.get("gpu") and o["gpu"] not in variants:
+                variants.append(o["gpu"])
+        if r.get("gpu_note"):
+            add_details(s, [r["gpu_note"]])
+    if rows:
+        title = Finding(code="table.gpus_with_memory") if in_fit else Finding(code="table.prices")
+        s.tables.append(Table(title=title, columns=_PRICE_COLUMNS, rows=rows,
+                              units=["", "", "", "int", "", "usd", "usd", ""]))
+    if len(variants) > 1 and s.lang != "en":
+        s.assumptions.append(Finding(code="assume.gpu_variants", params={"names": variants}))
+
+
+# ---- cost ------------------------------------------------------------------------------------------
+_UNIT_OF_INCREMENT = {1: "term.second", 60: "term.minute", 3600: "term.hour"}
+
+
+def cost_finding(f: dict[str, Any]) -> Finding | None:
+    """A cost tool finding as a catalog message (codes of tools/cost.py; parameters made presentable)."""
+    code, p = f.get("code", ""), dict(f.get("params") or {})
+    if code == "batch_limited_by":
+        return Finding(code=f"cost.batch_limited_by_{p.get('limit')}",
+                       params={"batch": p.get("batch"), "cap": p.get("engine_cap"), "max": p.get("max_batch_in_memory")})
+    if code == "billing_rule":
+        inc = p.get("increment_s")
+        unit = {"code": _UNIT_OF_INCREMENT[inc]} if inc in _UNIT_OF_INCREMENT else q_(inc, "s")
+        return Finding(code="cost.billing_rule", params={"provider": p.get("provider", ""), "unit": unit,
+                                                         "run": q_(p.get("runtime_h"), "h"),
+                                                         "billed": q_(p.get("billed_h"), "h")})
+    if code == "spot_assumptions":
+        return Finding(code="cost.spot_assumptions", params={
+            "rate": p.get("interruptions_per_hour"), "every": q_(p.get("checkpoint_every_h", 0) * 60, "min"),
+            "write": q_(p.get("checkpoint_write_h", 0) * 60, "min"), "restart": q_(p.get("restart_h", 0) * 60, "min")})
+    if code in ("storage_cost", "storage_rate_unknown"):
+        return Finding(code=f"cost.{code}", params={"gb": q_(p.get("storage_gb"), "gb"), "months": p.get("months"),
+                                                    "rate": q_(p.get("usd_per_gb_month"), "usd_gb_month"),
+                                                    "provider": p.get("provider") or ""})
+    if code in ("egress_cost", "egress_rate_unknown"):
+        return Finding(code=f"cost.{code}", params={"gb": q_(p.get("egress_gb"), "gb"),
+                                                    "rate": q_(p.get("usd_per_gb"), "usd_gb"),
+                                                    "provider": p.get("provider") or ""})
+    if code in ("serving_always_on", "serving_spot_not_advisable", "load_exceeds_memory", "gpu_memory_unknown",
+                "price_unknown", "billing_unknown", "spot_price_unknown", "total_unknown", "price_given"):
+        if code == "spot_price_unknown":
+            p = {"provider": p.get("provider") or ""}
+        if code == "serving_always_on":
+            p = {"hours": p.get("hours_per_month"), "batch": p.get("batch")}
+        if code == "total_unknown":
+            p = {}
+        if code == "serving_spot_not_advisable":
+            p = {"notice": q_(p["spot_notice_s"], "s") if p.get("spot_notice_s") else {"code": "value.unknown"}}
+        if code == "price_given":
+            p = {"price": q_(p.get("usd_per_hour"), "usd_h"), "gpus": p.get("gpus")}
+        if code == "load_exceeds_memory":
+            p = {"users": p.get("concurrent_users"), "max": p.get("max_batch_in_memory")}
+        return Finding(code=f"cost.{code}", params=p)
+    return None
+
+
+def _offer_gpu(r: dict[str, Any], a: dict[str, Any]) -> str:
+    o = r.get("offer") or r.get("spot_offer") or {}
+    n = r.get("gpus") or o.get("gpu_count") or 1
+    return (f"{n} x " if n > 1 else "") + str(o.get("gpu") or a.get("gpu") or "GPU")
+
+
+def _job_numbers(r: dict[str, Any]) -> list:
+    out = []
+    tr = r.get("training") or {}
+    if tr.get("tokens_per_s"):
+        out.append(kn("num.train_throughput", tr["tokens_per_s"], "tok_s"))
+    out.append(kn("num.runtime", r.get("runtime_hours"), "h"))
+    o = r.get("offer") or {}
+    if o.get("price_usd_per_hour") is not None:
+        out.append(kn("num.price_h", o["price_usd_per_hour"], "usd_h"))
+    if r.get("on_demand_cost_usd") is not None:
+        out.append(kn("num.on_demand_cost", r["on_demand_cost_usd"], "usd"))
+    b = r.get("billing") or {}
+    for k, label in (("per_second_usd", "num.billed_per_second"), ("per_minute_usd", "num.billed_per_minute"),
+                     ("per_hour_usd", "num.billed_per_hour")):
+        if b.get(k) is not None:
+            out.append(kn(label, b[k], "usd"))
+    sp = r.get("spot") or {}
+    if sp.get("cost_usd") is not None:
+        out += [kn("num.spot_cost", sp["cost_usd"], "usd"), kn("num.spot_price_h", sp.get("spot_price_usd_per_hour"), "usd_h"),
+                kn("num.interruptions", sp.get("expected_interruptions")), kn("num.wall_hours", sp.get("wall_hours"), "h")]
+    for k, label in (("storage_usd", "num.storage_cost"), ("egress_usd", "num.egress_cost")):
+        if k in r:
+            out.append(kn(label, r[k], "usd"))
+    if "total_usd" in r and ("storage_usd" in r or "egress_usd" in r):
+        out.append(kn("num.total_cost", r["total_usd"], "usd"))
+    return out
+
+
+def _serve_numbers(sv: dict[str, Any]) -> list:
+    b1 = sv.get("batch_1") or {}
+    basis = {"code": f"term.basis_{sv.get('basis', 'throughput_optimal')}"}
+    return [kn("num.usd_mtok_load", sv.get("usd_per_million_tokens"), "usd_mtok",
+               note=Finding(code="note.at_batch", params={"batch": sv.get("batch"), "basis": basis})),
+            kn("num.usd_mtok_batch1", sv.get("usd_per_million_tokens_batch_1", b1.get("usd_per_million_tokens")), "usd_mtok"),
+            kn("num.total_throughput", sv.get("aggregate_tokens_per_s"), "tok_s"),
+            kn("num.per_user_batch1", b1.get("tokens_per_s_per_user"), "tok_s"),
+            kn("num.max_batch", sv.get("max_batch_in_memory"), "int"),
+            kn("num.monthly", sv.get("monthly_usd"), "usd_month")]
+
+
+def cost_part(q: Query, done: Done, s: Sections) -> None:
+    cs = results(done, "cost_estimator")
+    if not cs:
+        return
+    for a, r in cs:
+        note_data(s, r)
+    if len(cs) == 1:
+        a, r = cs[0]
+        s.headline += _cost_headline(q, a, r)
+        s.key_numbers += _serve_numbers(r["serving"]) if "serving" in r else _job_numbers(r)
+    else:
+        _cost_compare(q, cs, s)
+    seen: set[str] = set()
+    for a, r in cs:
+        for f in r.get("findings") or []:
+            fd = cost_finding(f)
+            if fd is None or fd.model_dump_json() in seen:
+                continue
+            seen.add(fd.model_dump_json())
+            (s.notices if fd.code.endswith("rate_unknown") or fd.code == "cost.load_exceeds_memory"
+             else s.assumptions).append(fd)
+        add_details(s, r.get("assumptions"))
+    if any("serving" in r for _, r in cs):
+        s.explanation.append(Finding(code="why.spot_serving", passage_id="ga-34"))
+    elif any((r.get("spot") or {}).get("cost_usd") is not None for _, r in cs) and q.spot:
+        s.explanation.append(Finding(code="why.spot_checkpoints", passage_id="ft-27"))
+    if q.billing:
+        s.explanation.append(Finding(code="why.billing", passage_id="ft-28"))
+    if q.egress_gb and not any("egress_usd" in r for _, r in cs):
+        s.notices.append(Finding(code="cost.egress_not_costed", params={"gb": q_(q.egress_gb, "gb")}))
+    if q.storage_gb and not any("storage_usd" in r for _, r in cs):
+        s.notices.append(Finding(code="cost.storage_not_costed", params={"gb": q_(q.storage_gb, "gb")}))
+    _budget(q, cs, s)
+    a0, r0 = cs[0]
+    if q.examples and not q.tokens_per_example and a0.get("tokens_per_example"):
+        s.assumptions.append(Finding(code="assume.tokens_per_example_default",
+                                     params={"n": q_(a0["tokens_per_example"], "int")}))
+    if r0.get("training"):
+        s.assumptions.append(stated("num.epochs", a0.get("epochs", 1), "int", q.epochs is not None))
+    set_verdict(s, "info")
+
+
+def _cost_headline(q: Query, a: dict[str, Any], r: dict[str, Any]) -> list[Finding]:
+    o = r.get("offer") or {}
+    gpu = _offer_gpu(r, a)
+    base = {"gpu": gpu, "provider": o.get("provider", ""), "instance": o.get("instance_type") or "",
+            "price": q_(o.get("price_usd_per_hour"), "usd_h")}
+    if "serving" in r:
+        sv = r["serving"]
+        return [Finding(code="cost.serve", params=base | {
+            "model": model_name(r, q), "mtok": q_(sv.get("usd_per_million_tokens"), "usd_mtok"), "batch": sv.get("batch"),
+            "basis": {"code": f"term.basis_{sv.get('basis', 'throughput_optimal')}"},
+            "mtok1": q_(sv.get("usd_per_million_tokens_batch_1"), "usd_mtok"), "monthly": q_(sv.get("monthly_usd"), "usd_month")})]
+    out = []
+    b = r.get("billing") or {}
+    if q.billing and b:
+        out.append(Finding(code="cost.billing_verdict", params={
+            "gpu": gpu, "run": q_(r.get("runtime_hours"), "h"), "ps": q_(b.get("per_second_usd"), "usd"),
+            "pm": q_(b.get("per_minute_usd"), "usd"), "ph": q_(b.get("per_hour_usd"), "usd")}))
+    how = {"code": "term.training_estimate" if r.get("training") else "term.as_given"}
+    if r.get("on_demand_cost_usd") is not None:
+        out.append(Finding(code="cost.job", params=base | {"hours": q_(r.get("runtime_hours"), "h"), "how": how,
+                                                           "usd": q_(r["on_demand_cost_usd"], "usd")}))
+    sp = r.get("spot") or {}
+    if sp.get("cost_usd") is not None and (q.spot or q.both_pricing):
+        out.append(Finding(code="cost.spot", params={
+            "usd": q_(sp["cost_usd"], "usd"), "provider": sp.get("provider", ""),
+            "price": q_(sp.get("spot_price_usd_per_hour"), "usd_h"), "n": q_(sp.get("expected_interruptions"), ""),
+            "wall": q_(sp.get("wall_hours"), "h")}))
+    return out
+
+
+def _cost_compare(q: Query, cs: list[tuple[dict, dict]], s: Sections) -> None:
+    items = [_offer_gpu(r, a) for a, r in cs]
+    serve = all("serving" in r for _, r in cs)
+    per_item = [_serve_numbers(r["serving"]) if serve else _job_numbers(r) for _, r in cs]
+    labels = list(dict.fromkeys(k.label for nums in per_item for k in nums))
+    rows: list[list[Any]] = [[{"code": "col.offer"}] + [
+        f"{(r.get('offer') or {}).get('provider', '—')} {(r.get('offer') or {}).get('instance_type') or ''}".strip()
+        for _, r in cs]]
+    for lab in labels:
+        row: list[Any] = [{"code": lab}]
+        for nums in per_item:
+            k = next((x for x in nums if x.label == lab), None)
+            row.append(None if k is None else q_(k.value, k.unit) if k.unit else k.value)
+        rows.append(row)
+    s.tables.append(Table(title=Finding(code="table.cost_compare"), columns=["col.metric"] + items, rows=rows))
+    for a, r in cs:
+        s.headline += _cost_headline(q, a, r)
+
+
+def _budget(q: Query, cs: list[tuple[dict, dict]], s: Sections) -> None:
+    if q.budget_usd_total:
+        for a, r in cs:
+            total = r.get("total_usd", r.get("on_demand_cost_usd"))
+            if total is None:
+                continue
+            ok = total <= q.budget_usd_total
+            s.headline.append(Finding(code="budget.within" if ok else "budget.over", params={
+                "gpu": _offer_gpu(r, a), "usd": q_(total, "usd"), "budget": q_(q.budget_usd_total, "usd")}))
+            set_verdict(s, "yes" if ok else "no")
+    if q.budget_usd_per_hour:
+        for a, r in cs:
+            price = (r.get("offer") or {}).get("price_usd_per_hour")
+            if price is not None:
+                ok = price <= q.budget_usd_per_hour
+                s.headline.append(Finding(code="budget.hour_within" if ok else "budget.hour_over", params={
+                    "gpu": _offer_gpu(r, a), "price": q_(price, "usd_h"), "budget": q_(q.budget_usd_per_hour, "usd_h")}))

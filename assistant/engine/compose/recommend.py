@@ -1,0 +1,138 @@
+"""Answer part for recommendations: the best options side by side, why (guide passages), what was ruled out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from assistant.engine.answer import Finding, Option, Sections
+from assistant.engine.compose.common import Done, add_details, kn, q_, results, set_verdict
+from assistant.engine.compose.memory import stated
+from assistant.engine.query import Query
+
+
+def _title(o: dict[str, Any]) -> Finding:
+    off = o.get("offer") or {}
+    return Finding(code="rec.option", params={"n": o.get("gpu_count") or 1, "gpu": o.get("gpu", ""),
+                                              "provider": off.get("provider", "")})
+
+
+def _numbers(o: dict[str, Any], train: bool) -> list:
+    out = [kn("num.memory_per_gpu", {"code": "value.of", "params": {"a": q_(o.get("vram_per_gpu_gb"), "gb"),
+                                                                     "b": q_(o.get("gpu_memory_gb"), "gb")}})]
+    if train:
+        out += [kn("num.hours", o.get("hours"), "h"), kn("num.job_cost", o.get("job_cost_usd"), "usd")]
+        if o.get("spot_job_cost_usd") is not None:
+            out.append(kn("num.spot_job_cost", o["spot_job_cost_usd"], "usd"))
+        out.append(kn("num.price_h", o.get("price_usd_per_hour"), "usd_h"))
+        return out
+    basis = {"code": f"term.basis_{o.get('serving_basis') or 'throughput_optimal'}"}
+    out += [kn("num.per_user", o.get("tokens_per_s_per_user"), "tok_s"),
+            kn("num.total_throughput", o.get("tokens_per_s"), "tok_s"),
+            kn("num.usd_mtok_load", o.get("usd_per_million_tokens"), "usd_mtok",
+               note=Finding(code="note.at_batch", params={"batch": o.get("serving_batch"), "basis": basis})),
+            kn("num.usd_mtok_batch1", o.get("usd_per_million_tokens_batch_1"), "usd_mtok"),
+            kn("num.price_h", o.get("price_usd_per_hour"), "usd_h"),
+            kn("num.monthly", o.get("monthly_usd"), "usd_month")]
+    return out
+
+
+def _why(o: dict[str, Any], train: bool) -> list[Finding]:
+    """Why the best option works, each claim resting on a guide passage (built from its fields)."""
+    out = [Finding(code="why.fits_train" if train else "why.fits_serve", params={
+        "total": q_(o.get("vram_per_gpu_gb"), "gb"), "mem": q_(o.get("gpu_memory_gb"), "gb"),
+        "precision": o.get("precision") or "", "method": o.get("method") or ""},
+        passage_id="ft-14" if train else "ga-31")]
+    comps = o.get("memory_components_gb") or {}
+    kv, w = comps.get("kv_cache", 0), comps.get("weights", 0)
+    if not train and kv and w and kv >= 0.3 * w:
+        out.append(Finding(code="why.kv_big", params={"kv": q_(kv, "gb"), "w": q_(w, "gb")}, passage_id="ga-17"))
+    if not train and o.get("bound") == "memory":
+        out.append(Finding(code="why.bandwidth", passage_id="ga-07"))
+    n = o.get("gpu_count") or 1
+    if n > 1:
+        code = ("why.multi_nvlink" if o.get("nvlink") else "why.multi_pcie") + ("_train" if train else "")
+        out.append(Finding(code=code, params={"n": n}, passage_id="ft-17" if train else "ga-09"))
+    if train and o.get("method") == "qlora":
+        out.append(Finding(code="why.qlora_fits", passage_id="ft-09"))
+    if train and o.get("method") == "full":
+        out.append(Finding(code="why.full_memory", passage_id="ft-06"))
+    if train and o.get("spot_job_cost_usd") is not None:
+        out.append(Finding(code="why.spot_checkpoints", passage_id="ft-27"))
+    if not train and o.get("spot_price_usd_per_hour"):
+        out.append(Finding(code="why.spot_serving", passage_id="ga-34"))
+    return out
+
+
+def recommend_part(q: Query, done: Done, s: Sections) -> None:
+    rec = results(done, "recommend_gpus")
+    if not rec:
+        return
+    a, r = rec[0]
+    train = a.get("workload") == "finetune" or any(o.get("hours") is not None for o in r.get("options") or [])
+    if r.get("status") == "needs_input":
+        s.headline.append(Finding(code="rec.missing", params={"items": [{"code": f"field.{m}"} for m in r.get("missing", [])]}))
+        set_verdict(s, "ask")
+        return
+    opts = r.get("options") or []
+    for o in opts:
+        d = (o.get("offer") or {}).get("as_of")
+        if d and (s.data_date is None or d > s.data_date):
+            s.data_date = d
+    if not opts:
+        s.headline.append(Finding(code="rec.nothing_fits"))
+        set_verdict(s, "no")
+        if not results(done, "way_forward"):
+            s.explanation += _generic_way_forward(a, train)
+    else:
+        best = opts[0]
+        off = best.get("offer") or {}
+        s.headline.append(Finding(code="rec.best", params={
+            "n": best.get("gpu_count") or 1, "gpu": best.get("gpu", ""), "provider": off.get("provider", ""),
+            "price": q_(best.get("price_usd_per_hour"), "usd_h")}))
+        if train:
+            s.headline.append(Finding(code="rec.best_train", params={"hours": q_(best.get("hours"), "h"),
+                                                                     "usd": q_(best.get("job_cost_usd"), "usd")}))
+        else:
+            s.headline.append(Finding(code="rec.best_serve", params={
+                "mtok": q_(best.get("usd_per_million_tokens"), "usd_mtok"), "batch": best.get("serving_batch"),
+                "monthly": q_(best.get("monthly_usd"), "usd_month")}))
+        set_verdict(s, "yes")
+        s.options += [Option(title=_title(o), numbers=_numbers(o, train), offer=o.get("offer")) for o in opts]
+        s.explanation += _why(best, train)
+    ruled = r.get("ruled_out") or []
+    if ruled:
+        s.explanation.append(Finding(code="rec.ruled_out", params={
+            "items": [f"{x.get('gpu_count', 1)} x {x.get('gpu', '')}" for x in ruled[:6]]}))
+        add_details(s, [x.get("reason", "") for x in ruled[:4]])
+    s.assumptions += _assumptions(q, a, opts, train)
+    add_details(s, r.get("assumptions"))
+
+
+def _assumptions(q: Query, a: dict[str, Any], opts: list[dict[str, Any]], train: bool) -> list[Finding]:
+    out = [Finding(code="assume.rec_headroom"), Finding(code="assume.rec_estimates")]
+    if q.examples and not q.tokens_per_example and a.get("tokens_per_example"):
+        out.append(Finding(code="assume.tokens_per_example_default", params={"n": q_(a["tokens_per_example"], "int")}))
+    if train and q.method in (None, "finetune") and opts and opts[0].get("method"):
+        out.append(stated("num.method", {"code": f"term.{opts[0]['method']}"}, "", False))
+    if not train:
+        from tools.recommend import RecommendRequest  # the tool's own default, not restated here
+
+        ctx = a.get("context_tokens") or RecommendRequest.model_fields["context_tokens"].default
+        out.append(stated("num.context", ctx, "tokens", q.context_tokens is not None))
+        if a.get("concurrent_users") is None:
+            out.append(Finding(code="assume.no_load_given"))
+    if train and a.get("epochs") is not None:
+        out.append(stated("num.epochs", a["epochs"], "int", q.epochs is not None))
+    return out
+
+
+def _generic_way_forward(a: dict[str, Any], train: bool) -> list[Finding]:
+    if not train:
+        return [Finding(code="why.quantize", passage_id="ga-08"), Finding(code="why.shorter_or_more_gpus", passage_id="ga-17")]
+    out = []
+    if a.get("method") == "full":
+        out.append(Finding(code="why.lora_instead", passage_id="ft-09"))
+    elif a.get("method") == "lora":
+        out.append(Finding(code="why.qlora", passage_id="ft-09"))
+    out.append(Finding(code="why.smaller_batch", passage_id="ft-04"))
+    return out
