@@ -1,13 +1,16 @@
 """The VRAM calculator: per-GPU memory for inference, full fine-tuning, LoRA and QLoRA.
 
 `estimate_vram(arch, request, gpu=None)` returns a `VramEstimate` split into named components
-(decimal GB, per GPU). Each component has its own function whose docstring gives the formula,
-its unit and its source. Calibration constants live in `_CAL` with the measurement that set them.
+(decimal GB, per GPU). The arithmetic (`compute_vram_components`: bytes per component and the
+facts behind them) is kept apart from the explanation (tools.vram_explain: each component's
+formula in words, its source, the assumptions). Calibration constants live in `_CAL` with the
+measurement that set them.
 """
 
 from __future__ import annotations
 
-__all__ = ["estimate_vram", "lora_param_count", "kv_cache_bytes_per_token"]
+__all__ = ["VramComponent", "compute_vram_components", "estimate_vram", "explain_vram_component",
+           "lora_param_count", "kv_cache_bytes_per_token"]
 
 import math
 from dataclasses import dataclass
@@ -16,8 +19,7 @@ from tools.architecture import ParamCounts, block_linears, count_params
 from tools.errors import InvalidCombination, InvalidInput
 from tools.schemas import FitVerdict, GpuMemory, MemoryComponent, ModelArch, VramEstimate, VramRequest
 from tools.units import WeightFormat, bytes_to_gb, dtype_bytes, weight_format
-
-_ZERO_SOURCE = "ZeRO paper (Rajbhandari et al. 2020, sec. 3.1): 2+2+12 bytes/param for mixed-precision Adam"
+from tools.vram_explain import component_text, vram_assumptions
 
 
 @dataclass(frozen=True)
@@ -188,8 +190,156 @@ def _validate_against_model(a: ModelArch, req: VramRequest) -> None:
                            f"at most 64 x the model's context of {a.max_context:,} tokens")
 
 
+@dataclass(frozen=True)
+class VramComponent:
+    """One computed part of the per-GPU memory, before it is explained: bytes and the facts its
+    formula text needs (tools.vram.explain_vram_component)."""
+
+    name: str
+    n_bytes: float
+    facts: dict
+
+
+@dataclass(frozen=True)
+class _Setup:
+    """Derived settings every component reads."""
+
+    counts: ParamCounts
+    fmt: WeightFormat
+    training: bool
+    tokens: float
+    n: int
+    tp: int
+    shard: str
+    shard_opt: int
+    shard_grad: int
+    shard_w: int
+    mixed: bool
+
+
+def _setup(a: ModelArch, req: VramRequest) -> _Setup:
+    training = req.method != "inference"
+    n = req.gpus
+    shard = req.sharding if training else "none"
+    return _Setup(counts=count_params(a), fmt=weight_format(req.resolved_weight_precision), training=training,
+                  tokens=float(req.batch) * req.seq_len, n=n, tp=req.tensor_parallel if not training else 1,
+                  shard=shard, shard_opt=n if shard in ("zero1", "zero2", "zero3", "fsdp") else 1,
+                  shard_grad=n if shard in ("zero2", "zero3", "fsdp") else 1,
+                  shard_w=n if shard in ("zero3", "fsdp") else 1, mixed=req.training_precision == "mixed")
+
+
+def _weight_components(a: ModelArch, req: VramRequest, s: _Setup) -> list[VramComponent]:
+    """Weights (split by tensor parallel, sharded by ZeRO-3/FSDP plus two gathered layers),
+    quantisation block constants and the dequantisation workspace."""
+    counts, fmt, tp, shard_w = s.counts, s.fmt, s.tp, s.shard_w
+    per_layer_w = (counts.blocks_linear / a.num_layers) * fmt.bytes_per_param
+    gathered = 2 * per_layer_w if shard_w > 1 else 0.0  # FSDP/ZeRO-3: current + prefetched unit, unsharded
+    out = [VramComponent("weights", _weights_bytes(counts, fmt) / (tp * shard_w) + gathered,
+                         {"counts": counts, "fmt": fmt, "tp": tp, "shard_w": shard_w, "n": s.n, "shard": s.shard})]
+    const_bits = _quant_constant_bits(fmt, req.double_quant)
+    if const_bits:
+        out.append(VramComponent("quantization_constants", counts.blocks_linear * const_bits / 8 / (tp * shard_w),
+                                 {"counts": counts, "const_bits": const_bits}))
+        if fmt.name in ("nf4", "fp4", "int8"):
+            big = max(x.in_features * x.out_features for x in block_linears(a))
+            out.append(VramComponent("dequant_workspace", 2.0 * big * 2 / tp, {}))
+    return out
+
+
+def _trainable_components(a: ModelArch, req: VramRequest, s: _Setup) -> list[VramComponent]:
+    """Gradients and optimizer states (full fine-tuning) or adapters, their gradients and states (LoRA)."""
+    counts, fmt, n, shard = s.counts, s.fmt, s.n, s.shard
+    if req.method == "full":
+        state_b = 4.0 if fmt.name == "fp32" else (4.0 if s.mixed else 2.0)
+        grad_b = 4.0 if fmt.name == "fp32" else 2.0
+        master = 4.0 if (s.mixed and fmt.name != "fp32") else 0.0
+        if req.optimizer == "adafactor":
+            opt_bytes = _adafactor_state_bytes(a, counts, True, 0, ()) + master * counts.total
+            what = ""
+        else:
+            per, what = _optimizer_bytes_per_param(req, state_b)
+            opt_bytes = (per + master) * counts.total
+        facts = {"counts": counts, "grad_b": grad_b, "master": master, "what": what, "n": n, "shard": shard,
+                 "shard_grad": s.shard_grad, "shard_opt": s.shard_opt, "mixed": s.mixed, "optimizer": req.optimizer}
+        return [VramComponent("gradients", counts.total * grad_b / s.shard_grad, facts),
+                VramComponent("optimizer", opt_bytes / s.shard_opt, facts)]
+    if req.method not in ("lora", "qlora"):
+        return []
+    targets = req.lora_targets
+    lp = lora_param_count(a, req.lora_rank, targets)
+    ad_b = 4.0 if s.mixed else 2.0
+    if req.optimizer == "adafactor":
+        opt_bytes = _adafactor_state_bytes(a, counts, False, req.lora_rank, targets)
+    else:
+        opt_bytes = _optimizer_bytes_per_param(req, ad_b)[0] * lp
+    facts = {"lp": lp, "ad_b": ad_b, "rank": req.lora_rank, "targets": targets, "mixed": s.mixed,
+             "optimizer": req.optimizer}
+    return [VramComponent("lora_adapters", lp * ad_b / s.shard_w, facts),
+            VramComponent("gradients", lp * ad_b / s.shard_grad, facts),
+            VramComponent("optimizer", opt_bytes / s.shard_opt, facts)]
+
+
+def _training_activation_components(a: ModelArch, req: VramRequest, s: _Setup) -> list[VramComponent]:
+    """Saved activations (all layers, or layer inputs + one layer with checkpointing) and the loss's logits."""
+    tokens = s.tokens
+    bnb_frozen = req.method in ("lora", "qlora") and s.fmt.name in ("nf4", "fp4", "int8")
+    per_layer = _layer_activation_bytes_per_token(a, req, req.method == "full" or bnb_frozen)
+    ckpt = req.resolved_grad_checkpointing
+    if ckpt:
+        act = tokens * (a.num_layers * 2.0 * a.hidden_size + 2 * per_layer)
+    else:
+        act = tokens * a.num_layers * per_layer
+    per_logit = _CAL.chunked_loss_bytes_per_logit if req.chunked_loss else _CAL.loss_bytes_per_logit
+    facts = {"ckpt": ckpt, "per_layer": per_layer, "layers": a.num_layers, "batch": req.batch, "seq": req.seq_len,
+             "vocab": a.vocab_size, "chunked": req.chunked_loss, "per_logit": per_logit}
+    return [VramComponent("activations", act, facts), VramComponent("logits", tokens * a.vocab_size * per_logit, facts)]
+
+
+def _inference_activation_components(a: ModelArch, req: VramRequest, s: _Setup) -> list[VramComponent]:
+    """KV cache (sliding-window layers hold at most the window) and the prefill workspace."""
+    tp = s.tp
+    per_tok = kv_cache_bytes_per_token(a, dtype_bytes(req.kv_precision), tp)
+    if a.sliding_window and a.local_layer_fraction and req.seq_len > a.sliding_window:
+        eff = a.local_layer_fraction * a.sliding_window + (1 - a.local_layer_fraction) * req.seq_len
+        windowed = True
+    else:
+        eff, windowed = float(req.seq_len), False
+    chunk = float(min(req.seq_len, req.prefill_chunk_tokens or req.seq_len))
+    h = a.hidden_size
+    q_width = a.num_attention_heads * a.head_dim
+    inter = (a.moe_intermediate_size or a.intermediate_size) * max(1, a.experts_per_token) if a.is_moe else a.intermediate_size
+    per_tok_act = 2.0 * (3 * h + q_width * 2 + (3 if a.gated_mlp else 2) * inter) / tp
+    kv_facts = {"batch": req.batch, "seq": req.seq_len, "per_tok": per_tok, "kv_precision": req.kv_precision,
+                "windowed": windowed, "window": a.sliding_window, "local": a.local_layer_fraction, "eff": eff}
+    return [VramComponent("kv_cache", req.batch * eff * per_tok, kv_facts),
+            VramComponent("activations", chunk * per_tok_act + req.batch * a.vocab_size * 4.0, {"chunk": chunk})]
+
+
+def compute_vram_components(a: ModelArch, req: VramRequest) -> list[VramComponent]:
+    """Per-GPU memory components in bytes, in the order the estimate lists them (zeros included).
+
+    The arithmetic only; `explain_vram_component` gives each one's formula text and source.
+    cuda_context = 0.5 GB + 5 % of everything allocated (PyTorch caching allocator reserve).
+    """
+    s = _setup(a, req)
+    parts = _weight_components(a, req, s) + _trainable_components(a, req, s)
+    parts += (_training_activation_components if s.training else _inference_activation_components)(a, req, s)
+    allocated = sum(bytes_to_gb(max(0.0, p.n_bytes)) for p in parts)
+    parts.append(VramComponent("cuda_context", (_CAL.cuda_context_gb + _CAL.allocator_reserve_fraction * allocated) * 1e9,
+                               {"context_gb": _CAL.cuda_context_gb, "reserve": _CAL.allocator_reserve_fraction}))
+    return parts
+
+
+def explain_vram_component(c: VramComponent) -> tuple[str, str]:
+    """(formula in words with this estimate's numbers, source) for one computed component."""
+    return component_text(c.name, c.facts)
+
+
 def estimate_vram(a: ModelArch, req: VramRequest, gpu: GpuMemory | None = None) -> VramEstimate:
     """Estimate per-GPU memory (decimal GB) for running or fine-tuning `a` as `req` describes.
+
+    Computes the components (compute_vram_components), explains each (explain_vram_component)
+    and adds the assumptions and the fit verdict.
 
     Args:
         a: the model's architecture.
@@ -204,149 +354,13 @@ def estimate_vram(a: ModelArch, req: VramRequest, gpu: GpuMemory | None = None) 
         InvalidInput: a setting that does not suit this model (LoRA rank > hidden size, ...).
     """
     _validate_against_model(a, req)
-    counts = count_params(a)
-    fmt = weight_format(req.resolved_weight_precision)
-    method = req.method
-    training = method != "inference"
-    tokens = float(req.batch) * req.seq_len
-    n = req.gpus
-    tp = req.tensor_parallel if method == "inference" else 1
-    shard = req.sharding if training else "none"
-    shard_opt = n if shard in ("zero1", "zero2", "zero3", "fsdp") else 1
-    shard_grad = n if shard in ("zero2", "zero3", "fsdp") else 1
-    shard_w = n if shard in ("zero3", "fsdp") else 1
-    mixed = req.training_precision == "mixed"
-    comps: list[MemoryComponent] = []
-    assumptions: list[str] = []
-
-    def add(name: str, n_bytes: float, formula: str, source: str) -> None:
-        comps.append(MemoryComponent(name=name, gb=bytes_to_gb(max(0.0, n_bytes)), formula=formula, source=source))
-
-    # --- weights -----------------------------------------------------------------------------
-    w_bytes = _weights_bytes(counts, fmt)
-    per_layer_w = (counts.blocks_linear / a.num_layers) * fmt.bytes_per_param
-    gathered = 0.0
-    if shard_w > 1:
-        gathered = 2 * per_layer_w  # FSDP/ZeRO-3: current unit + prefetched next unit, unsharded
-    w_formula = (f"{counts.total_b:.2f}B params x {fmt.bytes_per_param:g} B ({fmt.name})"
-                 if not fmt.is_quantized or fmt.quantizes_embeddings else
-                 f"{counts.blocks_linear / 1e9:.2f}B linear params x {fmt.bytes_per_param:g} B ({fmt.name})"
-                 f" + {counts.unquantized / 1e9:.2f}B embedding/LM-head/norm params x 2 B (kept 16-bit)")
-    if tp > 1:
-        w_formula += f", split over tensor-parallel {tp}"
-    if shard_w > 1:
-        w_formula += f", sharded over {n} GPUs ({shard}) + 2 gathered layers"
-    add("weights", w_bytes / (tp * shard_w) + gathered, w_formula,
-        "parameter count from the config (tools.architecture.count_params); "
-        "bitsandbytes/GPTQ/AWQ keep embeddings and lm_head in 16-bit (transformers llm_int8_skip_modules); "
-        + fmt.source)
-    const_bits = _quant_constant_bits(fmt, req.double_quant)
-    if const_bits:
-        add("quantization_constants", counts.blocks_linear * const_bits / 8 / (tp * shard_w),
-            f"{counts.blocks_linear / 1e9:.2f}B quantised params x {const_bits:.3f} bits of block constants",
-            "QLoRA paper (Dettmers et al. 2023) sec. 3; GPTQ group-128 scales/zeros")
-        if fmt.name in ("nf4", "fp4", "int8"):
-            big = max(x.in_features * x.out_features for x in block_linears(a))
-            add("dequant_workspace", 2.0 * big * 2 / tp,
-                "two 16-bit copies of the largest linear layer, dequantised for the matmul and its backward",
-                "bitsandbytes dequantizes 4-bit/8-bit weights to 16-bit per layer before matmul")
-
-    # --- trainable state ---------------------------------------------------------------------
-    targets = req.lora_targets
-    if method == "full":
-        state_b = 4.0 if fmt.name == "fp32" else (4.0 if mixed else 2.0)
-        grad_b = 4.0 if fmt.name == "fp32" else 2.0
-        add("gradients", counts.total * grad_b / shard_grad,
-            f"{counts.total_b:.2f}B params x {grad_b:g} B" + (f" / {n} GPUs ({shard})" if shard_grad > 1 else ""),
-            _ZERO_SOURCE if mixed else "pure bf16 training (litgpt bf16-true, torchtune): bf16 gradients")
-        master = 4.0 if (mixed and fmt.name != "fp32") else 0.0
-        if req.optimizer == "adafactor":
-            opt_bytes = _adafactor_state_bytes(a, counts, True, 0, ()) + master * counts.total
-            opt_formula = "Adafactor factored moments (m + n fp32 per m x n matrix)"
-        else:
-            per, what = _optimizer_bytes_per_param(req, state_b)
-            opt_bytes = (per + master) * counts.total
-            opt_formula = f"{counts.total_b:.2f}B params x ({what}"
-        if master:
-            opt_formula += " + 4 B fp32 master weights"
-        opt_formula += ")" if req.optimizer != "adafactor" else ""
-        if shard_opt > 1:
-            opt_formula += f" / {n} GPUs ({shard})"
-        add("optimizer", opt_bytes / shard_opt, opt_formula,
-            _ZERO_SOURCE + "; bf16 states as in litgpt bf16-true / torchtune; bitsandbytes 8-bit optimizers")
-    elif method in ("lora", "qlora"):
-        lp = lora_param_count(a, req.lora_rank, targets)
-        ad_b = 4.0 if mixed else 2.0
-        add("lora_adapters", lp * ad_b / shard_w,
-            f"rank {req.lora_rank} on {','.join(targets)}: {lp / 1e6:.1f}M params x {ad_b:g} B "
-            f"({'fp32, PEFT autocast_adapter_dtype' if mixed else 'bf16'})",
-            "LoRA (Hu et al. 2021): r x (in + out) per adapted matrix per layer")
-        add("gradients", lp * ad_b / shard_grad, f"{lp / 1e6:.1f}M adapter params x {ad_b:g} B",
-            "only adapter weights receive gradients (frozen base)")
-        if req.optimizer == "adafactor":
-            opt_bytes = _adafactor_state_bytes(a, counts, False, req.lora_rank, targets)
-        else:
-            opt_bytes = _optimizer_bytes_per_param(req, ad_b)[0] * lp
-        add("optimizer", opt_bytes / shard_opt,
-            f"{lp / 1e6:.1f}M adapter params x {req.optimizer} state",
-            "optimizer state for the adapters only (QLoRA paper, fig. 1)")
-
-    # --- activations, logits, KV cache ---------------------------------------------------------
-    if training:
-        ckpt = req.resolved_grad_checkpointing
-        bnb_frozen = method in ("lora", "qlora") and fmt.name in ("nf4", "fp4", "int8")
-        per_layer = _layer_activation_bytes_per_token(a, req, method == "full" or bnb_frozen)
-        if ckpt:
-            act = tokens * (a.num_layers * 2.0 * a.hidden_size + 2 * per_layer)
-            act_formula = (f"checkpointing: {a.num_layers} layers x batch x seq x 2h B (layer inputs) "
-                           f"+ 2 x one layer's {per_layer / 1e3:.0f} kB/token (recompute + its gradients)")
-        else:
-            act = tokens * a.num_layers * per_layer
-            act_formula = f"batch {req.batch} x seq {req.seq_len} x {a.num_layers} layers x {per_layer / 1e3:.0f} kB/token/layer"
-        add("activations", act, act_formula,
-            "Korthikanti et al. 2022 sec. 4.1 per-tensor count, adapted (see tools.vram docstring)")
-        if req.chunked_loss:
-            add("logits", tokens * a.vocab_size * _CAL.chunked_loss_bytes_per_logit,
-                f"batch x seq x vocab {a.vocab_size:,} x {_CAL.chunked_loss_bytes_per_logit:g} B "
-                "(bf16 logits + one fp32 chunk of 8)",
-                "torchtune CEWithChunkedOutputLoss (8 chunks upcast one at a time)")
-        else:
-            add("logits", tokens * a.vocab_size * _CAL.loss_bytes_per_logit,
-                f"batch x seq x vocab {a.vocab_size:,} x {_CAL.loss_bytes_per_logit:g} B (bf16 logits + fp32 upcast + fp32 log-softmax)",
-                "transformers ForCausalLMLoss: logits.float() before cross_entropy")
-    else:
-        kv_b = dtype_bytes(req.kv_precision)
-        per_tok = kv_cache_bytes_per_token(a, kv_b, tp)
-        if a.sliding_window and a.local_layer_fraction and req.seq_len > a.sliding_window:
-            eff = a.local_layer_fraction * a.sliding_window + (1 - a.local_layer_fraction) * req.seq_len
-            kv_note = (f" (sliding window {a.sliding_window:,} on {a.local_layer_fraction:.0%} of layers:"
-                       f" {eff:,.0f} effective tokens)")
-        else:
-            eff, kv_note = float(req.seq_len), ""
-        add("kv_cache", req.batch * eff * per_tok,
-            f"batch {req.batch} x {req.seq_len:,} tokens x {per_tok / 1e3:.1f} kB/token ({req.kv_precision}){kv_note}",
-            "2 x kv_heads x head_dim x bytes x layers per token (vLLM/PagedAttention sizing); MLA latent for DeepSeek")
-        chunk = float(min(req.seq_len, req.prefill_chunk_tokens or req.seq_len))
-        h = a.hidden_size
-        q_width = a.num_attention_heads * a.head_dim
-        inter = (a.moe_intermediate_size or a.intermediate_size) * max(1, a.experts_per_token) if a.is_moe else a.intermediate_size
-        per_tok_act = 2.0 * (3 * h + q_width * 2 + (3 if a.gated_mlp else 2) * inter) / tp
-        add("activations", chunk * per_tok_act + req.batch * a.vocab_size * 4.0,
-            f"prefill workspace for {chunk:,.0f} tokens (hidden, q/k/v, MLP intermediates of one layer) "
-            "+ fp32 logits for the last token of each sequence",
-            "one sequence's prompt per forward (transformers generate); vLLM/SGLang chunk it (8192 tokens)")
-
-    allocated = sum(c.gb for c in comps)
-    add("cuda_context", (_CAL.cuda_context_gb + _CAL.allocator_reserve_fraction * allocated) * 1e9,
-        f"{_CAL.cuda_context_gb} GB CUDA context + {_CAL.allocator_reserve_fraction:.0%} allocator reserve",
-        "PyTorch CUDA semantics notes; nvidia-smi minus torch.cuda.max_memory_allocated on typical runs")
-
+    comps = [MemoryComponent(name=p.name, gb=bytes_to_gb(max(0.0, p.n_bytes)), formula=text, source=source)
+             for p in compute_vram_components(a, req) for text, source in [explain_vram_component(p)]]
     comps = [c for c in comps if c.gb > 0]
     total = sum(c.gb for c in comps)
     if not math.isfinite(total):
         raise InvalidCombination("the inputs are too large to compute a finite memory figure")
-
-    assumptions += _assumptions(a, req, fmt, counts)
+    counts = count_params(a)
     fit = FitVerdict.of(total, gpu.name, gpu.memory_gb) if gpu is not None else None
     return VramEstimate(
         total_gb=round(total, 6),
@@ -358,7 +372,7 @@ def estimate_vram(a: ModelArch, req: VramRequest, gpu: GpuMemory | None = None) 
                "kv_heads": a.num_kv_heads, "vocab_size": a.vocab_size, "moe": a.is_moe,
                "rough": a.rough, "source": a.source},
         inputs=_inputs_dict(req),
-        assumptions=assumptions,
+        assumptions=vram_assumptions(a, req, weight_format(req.resolved_weight_precision), counts),
         fit=fit,
     )
 
@@ -378,49 +392,3 @@ def _inputs_dict(req: VramRequest) -> dict:
         for k in ("kv_precision", "tensor_parallel", "prefill_chunk_tokens"):
             d.pop(k)
     return d
-
-
-def _assumptions(a: ModelArch, req: VramRequest, fmt: WeightFormat, counts: ParamCounts) -> list[str]:
-    out = ["Figures are per GPU, decimal GB (10^9 bytes); an estimate, not a measurement."]
-    if a.rough:
-        out.append(f"Only the parameter count was given: a Llama-like shape was assumed "
-                   f"({a.num_layers} layers, hidden {a.hidden_size}); KV cache and activations are rough.")
-    if a.is_moe:
-        out.append(f"MoE: memory holds all {counts.total_b:.1f}B parameters, though only "
-                   f"{counts.active_b:.1f}B are active per token.")
-    if req.method == "inference":
-        out.append(f"KV cache for {req.batch} sequence(s) of {req.seq_len:,} tokens (prompt + output) in {req.kv_precision}.")
-        out.append("Prefill workspace for " + (f"chunks of {req.prefill_chunk_tokens:,} tokens"
-                   if req.prefill_chunk_tokens else "one sequence's whole prompt at once (transformers)")
-                   + "; engines that pre-allocate (vLLM gpu_memory_utilization=0.9) reserve more than this.")
-        if req.tensor_parallel > 1:
-            out.append(f"Tensor parallel over {req.tensor_parallel} GPUs: weights and KV heads split per GPU.")
-    else:
-        out.append(f"Micro-batch {req.batch} x {req.seq_len:,} tokens per GPU; "
-                   f"gradient checkpointing {'on' if req.resolved_grad_checkpointing else 'off'}"
-                   + (" (default for QLoRA)" if req.grad_checkpointing is None and req.method == "qlora" else "") + ".")
-        if req.method == "full":
-            out.append("Training precision " + (
-                "mixed: 16-bit weights and gradients, fp32 master weights and optimizer states (16 B/param with AdamW)."
-                if req.training_precision == "mixed" else
-                "bf16: weights, gradients and optimizer states all bf16 (8 B/param with AdamW)."))
-        else:
-            out.append(f"LoRA rank {req.lora_rank} on {', '.join(req.lora_targets)}, dropout {req.lora_dropout:g}; adapters "
-                       + ("fp32 (mixed)." if req.training_precision == "mixed" else "bf16."))
-        out.append("Logits: bf16 plus " + ("one fp32 chunk (chunked cross-entropy)." if req.chunked_loss else
-                   "fp32 copies for the loss (transformers); chunked cross-entropy (torchtune, Unsloth, Liger) "
-                   "needs far less: --chunked-loss."))
-        if req.optimizer == "paged-adamw8bit":
-            out.append("Paged AdamW 8-bit can spill optimizer states to CPU RAM under pressure; counted on the GPU here.")
-        if req.sharding != "none" and req.gpus > 1:
-            out.append(f"{req.sharding} over {req.gpus} GPUs: "
-                       + {"zero1": "optimizer states sharded.", "zero2": "optimizer states and gradients sharded.",
-                          "zero3": "weights, gradients and optimizer states sharded.",
-                          "fsdp": "weights, gradients and optimizer states sharded (FULL_SHARD)."}[req.sharding])
-        elif req.gpus > 1:
-            out.append(f"{req.gpus} GPUs without sharding (plain data parallel): every GPU holds a full copy.")
-    if fmt.is_quantized and not fmt.quantizes_embeddings:
-        out.append("Quantisation covers the transformer blocks' linear layers; embeddings, LM head and norms stay 16-bit.")
-    out.append("cuda_context covers the CUDA context and the allocator's reserve; published peak figures "
-               "(torch.cuda.max_memory_allocated) leave it out.")
-    return out
