@@ -89,3 +89,63 @@ def test_recommend_cli_json_and_guide_cli():
     assert g.returncode == 0 and "[ga-" in g.stdout
     bad = run("recommend", "--model", "llama-3-8b", "--method", "qlora", "--examples", "100")
     assert bad.returncode == 2 and "tokens-per-example" in bad.stderr
+
+
+def test_cheapest_a100_80gb_spot_in_europe_covers_both_forms_and_every_naming():
+    d = json.loads(run("prices", "--gpu", "A100 80GB", "--spot", "--region", "europe", "--limit", "3", "--json").stdout)
+    assert set(d["gpu_forms"]) == {"A100 80GB SXM", "A100 80GB PCIe"}
+    # Verda FIN-01: 1A100.22V spot 0.4515 USD/h for one GPU (knowledge/prices/offers.csv); the best GCP
+    # europe-* answer the substring match gave before was 1.33
+    top = d["offers"][0]
+    assert top["provider"] == "verda" and top["region"].startswith("FIN") and top["spot_price_usd_per_gpu_hour"] == 0.4515
+    assert {"FIN-01", "westeurope"} <= set(d["regions_matched"])
+    assert any("read as Europe" in n for n in d["notices"]) and any("PCIe" in n for n in d["notices"])
+
+
+@pytest.mark.parametrize("args, check", [
+    (("--max-gpus", "1"), lambda o: o["gpu_count"] <= 1),
+    (("--min-total-vram-gb", "640"), lambda o: o["gpu_memory_gb"] * o["gpu_count"] >= 640),
+    (("--max-total-vram-gb", "30"), lambda o: o["gpu_memory_gb"] * o["gpu_count"] <= 30),
+    (("--vendor", "amd"), lambda o: o["gpu_vendor"] == "AMD"),
+    (("--provider", "aws,lambda"), lambda o: o["provider"] in ("aws", "lambda")),
+    (("--gpu", "L4,T4"), lambda o: o["gpu"] in ("L4", "T4")),
+    (("--min-vcpus", "96"), lambda o: o["vcpus"] >= 96),
+    (("--min-ram-gb", "1000"), lambda o: o["host_memory_gib"] * 2**30 / 1e9 >= 1000),  # GiB stored, GB asked
+], ids=["max-gpus", "min-total", "max-total", "vendor", "providers", "gpus", "vcpus", "ram"])
+def test_new_filters(args, check):
+    d = json.loads(run("prices", *args, "--limit", "200", "--json").stdout)
+    assert d["offers"] and all(check(o) for o in d["offers"])
+
+
+@pytest.mark.parametrize("args, needle", [
+    (("prices", "--vendor", "nvidiax"), "Invalid vendor"),
+    (("prices", "--provider", "aws,nosuch"), "Invalid provider"),
+    (("prices", "--min-gpus", "8", "--max-gpus", "2"), "above the maximum"),
+    (("catalog", "refresh", "--from", "/nonexistent/v8", "--as-of", "2099-01-01"), "no later than today"),
+])
+def test_bad_new_price_input(args, needle):
+    p = run(*args)
+    assert p.returncode == 2 and needle in p.stderr and "Traceback" not in p.stderr, (p.stdout, p.stderr)
+
+
+def test_catalog_refresh_tree_reports_files_providers_and_dates(tmp_path):
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.assistant.test_cli_vram import ROOT
+
+    tree = tmp_path / "v8"
+    shutil.copytree(ROOT / "tests" / "data" / "skypilot_rows", tree)
+    env = dict(os.environ, GPU_ADVISOR_HOME=str(tmp_path / "home"))  # not the session's catalog
+    p = subprocess.run([sys.executable, "-m", "assistant.cli", "catalog", "refresh", "--from", str(tree),
+                        "--as-of", "2026-05-20", "--json"], cwd=ROOT, env=env, capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert d["new_providers"] == ["acmegpu"] and not d["bad_files"] and len(d["skipped"]) == 4
+    assert d["dates"]["gcp"] == {"as_of": "2026-05-20", "date_from": "--as-of"}
+    p = subprocess.run([sys.executable, "-m", "assistant.cli", "catalog", "info"], cwd=ROOT, env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert "2026-05-20 (--as-of)" in p.stdout and "acmegpu" in p.stdout
