@@ -14,7 +14,9 @@ __all__ = [
     "model_name_key",
     "model_names",
     "GpuMatch",
+    "load_diffusion_arch",
     "load_diffusion_models",
+    "load_image_frameworks",
     "load_engines",
     "load_gpus",
     "load_providers",
@@ -24,6 +26,7 @@ __all__ = [
     "resolve_diffusion",
     "resolve_engine",
     "resolve_gpu",
+    "resolve_image_framework",
     "gpu_ids_for",
     "resolve_model",
 ]
@@ -406,3 +409,48 @@ def gpu_name_key(name: str) -> str:
 def gpu_names() -> tuple[dict[str, GpuSpec], dict[str, list[GpuSpec]]]:
     """({normalised name key: GPU}, {normalised family key: member GPUs}) over every catalog GPU."""
     return _gpu_index()
+
+
+@lru_cache(maxsize=1)
+def load_diffusion_arch() -> dict[str, Any]:
+    """Architecture facts (FLOPs, tokens, defaults) per image pipeline, knowledge/diffusion_arch.csv."""
+    from tools.diffusion import DiffusionArch
+
+    out: dict[str, Any] = {}
+    for r in _read_csv("diffusion_arch.csv"):
+        vals: dict[str, Any] = {k: v for k, v in r.items() if k in DiffusionArch.model_fields and v != ""}
+        vals["guidance_distilled"] = _BOOL.get(r.get("guidance_distilled", "").lower(), False)
+        vals["denoiser_tflop"] = tuple(float(r[f"denoiser_tflop_{s}"]) for s in (512, 768, 1024))
+        vals["vae_decode_tflop"] = tuple(float(r[f"vae_decode_tflop_{s}"]) for s in (512, 768, 1024))
+        out[r["model_id"]] = DiffusionArch(**vals)
+    return out
+
+
+@lru_cache(maxsize=1)
+def load_image_frameworks() -> tuple[Any, ...]:
+    """Image-generation runtimes (diffusers, torch-compile, tensorrt, comfyui), knowledge/diffusion_frameworks.csv."""
+    from tools.image_speed import ImageFramework
+
+    out = []
+    for r in _read_csv("diffusion_frameworks.csv"):
+        vals: dict[str, Any] = {k: v for k, v in r.items() if k in ImageFramework.model_fields and v != ""}
+        vals["aliases"] = tuple(a.strip() for a in r.get("aliases", "").split(";") if a.strip())
+        vals["fp8_compute"] = _BOOL.get(r.get("fp8_compute", "").lower(), False)
+        out.append(ImageFramework(**vals))
+    return tuple(out)
+
+
+def resolve_image_framework(name: str | None) -> Any:
+    """An image runtime by id, name or alias (default diffusers; "comfy" is comfyui, "trt" tensorrt).
+
+    Raises:
+        InvalidInput: unknown runtime, listing the known ones.
+    """
+    fws = load_image_frameworks()
+    if name is None:
+        return next(f for f in fws if f.id == "diffusers")
+    key = re.sub(r"[^a-z0-9]+", "", str(name).lower())
+    for f in fws:
+        if key in {re.sub(r"[^a-z0-9]+", "", x.lower()) for x in (f.id, f.name, *f.aliases)}:
+            return f
+    raise InvalidInput("engine", name, ", ".join(f.id for f in fws) + " for image pipelines")
