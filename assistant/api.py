@@ -6,7 +6,7 @@ Imports stay light (no LangChain, no Gradio) so `gpu-advisor vram` starts fast.
 from __future__ import annotations
 
 __all__ = ["Advisor", "Answer", "advisor", "catalog_info", "cost", "guide", "recommend", "catalog_refresh", "list_gpus", "list_models", "price_db", "prices", "resolve_model_arch",
-           "levers", "solve", "speed", "train_time", "vram"]
+           "levers", "solve", "speed", "train_time", "vram", "image_cost", "image_recommend", "image_speed", "image_vram"]
 
 import math
 from typing import Any
@@ -17,7 +17,7 @@ from knowledge.catalog import (load_diffusion_models, load_gpus, load_models, lo
 from tools.architecture import arch_from_params, count_params
 from tools.cost import (BillingPolicy, CostInputs, ProviderRates, ServingRequest, SpotAssumptions, cost_report,
                         serving_economics)
-from tools.diffusion import estimate_diffusion_vram
+from assistant.image_api import image_cost, image_recommend, image_speed, image_vram, is_image_pipeline
 from tools.errors import InvalidCombination, InvalidInput, UnknownModel
 from tools.schemas import MAX_PARAMS_B, ModelArch, PriceQuery, PriceResult, VramEstimate, VramRequest, validated
 from tools.throughput import EngineProfile, SpeedEstimate, SpeedRequest, estimate_speed, max_batch_for_memory
@@ -71,14 +71,8 @@ def vram(*, model: str | None = None, config: str | None = None, params_b: float
         pipe = resolve_diffusion(model) if model is not None else None
         if pipe is None:
             raise llm_error from None
-        if request.get("method") not in (None, "inference"):
-            raise InvalidInput("method", request["method"],
-                               "inference for image pipelines (fine-tuning memory of diffusion models is not modelled)")
-        gpu_mem, note = _gpu_memory(gpu)
-        est = estimate_diffusion_vram(pipe, request.get("weight_precision"), offload_text_encoders, gpu_mem)
-        if note:
-            est.assumptions.insert(0, note)
-        return est
+        return image_vram(model=model, gpu=gpu, gpu_memory_gb=gpu_memory_gb,
+                          offload_text_encoders=offload_text_encoders, **request)
     req = validated(VramRequest, **{k: v for k, v in request.items() if v is not None})
     gpu_mem, note = _gpu_memory(gpu)
     if gpu_mem is None and gpu_memory_gb is not None:
@@ -120,6 +114,8 @@ def speed(*, model: str | None = None, config: str | None = None, params_b: floa
     Raises:
         AdvisorError subclasses with user-facing messages.
     """
+    if config is None and params_b is None and engine_profile is None and is_image_pipeline(model):
+        return image_speed(model=model, gpu=gpu, engine=engine, **request)  # type: ignore[return-value]
     arch = resolve_model_arch(model, config, params_b)
     match = resolve_gpu(gpu)
     eng = engine_profile or resolve_engine(engine)
@@ -288,6 +284,15 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
     Raises:
         AdvisorError subclasses with user-facing messages.
     """
+    if config is None and params_b is None and is_image_pipeline(model):
+        if storage_gb is not None or egress_gb is not None:
+            raise InvalidCombination("storage and egress are not costed for image jobs; leave out --storage-gb/--egress-gb")
+        spot.pop("checkpoint_every_h", None)  # every finished image is a checkpoint
+        return image_cost(model=model, gpu=gpu, gpus=gpus, provider=provider, region=region, serve=serve,
+                          price_usd_per_hour=price_usd_per_hour, engine=engine, precision=precision, batch=batch,
+                          hours=hours, method=method, dataset_tokens=dataset_tokens, examples=examples,
+                          tokens_per_example=tokens_per_example, epochs=epochs, prompt_tokens=prompt_tokens,
+                          output_tokens=output_tokens, **spot)
     n = gpus or 1
     hrs = _finite_nonneg("hours", hours, 1e6)
     storage_gb = _finite_nonneg("storage_gb", storage_gb, 1e9)
@@ -383,6 +388,8 @@ def recommend(*, model: str | None = None, config: str | None = None, params_b: 
     """
     from tools.recommend import RecommendRequest, recommend as _recommend
 
+    if config is None and params_b is None and is_image_pipeline(model):
+        return image_recommend(model=model, providers=providers, regions=regions, **goal)
     arch = resolve_model_arch(model, config, params_b)
     if goal.get("examples") is not None or goal.get("tokens_per_example") is not None:
         ex, tpe = goal.pop("examples", None), goal.pop("tokens_per_example", None)

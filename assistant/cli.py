@@ -11,6 +11,7 @@ import os
 import sys
 from typing import Any, Sequence
 
+from assistant.image_cli import add_image_args, format_image_cost, format_image_speed, image_kwargs
 from tools.errors import AdvisorError
 
 
@@ -73,6 +74,7 @@ def _add_vram(sub: Any) -> None:
     p.add_argument("--offload-text-encoders", action="store_true",
                    help="image pipelines: encode the prompt, then move the text encoders to CPU")
     p.add_argument("--gpu", help="judge the fit against this GPU, e.g. 'RTX 4090', H100, A100-80GB")
+    add_image_args(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_run_vram)
 
@@ -92,6 +94,7 @@ def _run_vram(args: argparse.Namespace) -> int:
         sharding=args.sharding, tensor_parallel=tp, kv_precision=args.kv_precision,
         lora_dropout=args.lora_dropout, chunked_loss=args.chunked_loss,
         prefill_chunk_tokens=args.prefill_chunk_tokens, offload_text_encoders=args.offload_text_encoders,
+        **image_kwargs(args),
     )
     if args.json:
         print(json.dumps(est.to_json_dict(), indent=2))
@@ -132,6 +135,7 @@ def _add_speed(sub: Any) -> None:
     p.add_argument("--batch", type=_int, help="concurrent sequences (default 1)")
     p.add_argument("--prompt-tokens", type=_int, help="prompt tokens per sequence (default 512)")
     p.add_argument("--output-tokens", type=_int, help="generated tokens per sequence (default 256)")
+    add_image_args(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_run_speed)
 
@@ -141,11 +145,15 @@ def _run_speed(args: argparse.Namespace) -> int:
 
     est = api.speed(model=args.model, config=args.config, params_b=args.params_b, gpu=args.gpu, gpus=args.gpus,
                     precision=args.precision, kv_precision=args.kv_precision, engine=args.engine,
-                    batch=args.batch, prompt_tokens=args.prompt_tokens, output_tokens=args.output_tokens)
+                    batch=args.batch, prompt_tokens=args.prompt_tokens, output_tokens=args.output_tokens,
+                    **image_kwargs(args))
     d = est.model_dump()
     d["estimate"] = True
     if args.json:
         print(json.dumps(d, indent=2))
+        return 0
+    if "seconds_per_image" in d:  # an image pipeline
+        print(format_image_speed(est))
         return 0
     mem = est.memory or {}
     lines = [f"{est.inputs['model']} on {est.gpu['name']}"
@@ -394,6 +402,7 @@ def _add_cost(sub: Any) -> None:
     p.add_argument("--storage-gb", type=_positive_float, help="persistent storage to keep (GB)")
     p.add_argument("--months", type=_positive_float, help="months of storage (default 1)")
     p.add_argument("--egress-gb", type=_positive_float, help="data downloaded out of the cloud (GB)")
+    add_image_args(p, jobs=True, endpoint=True)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_run_cost)
 
@@ -412,9 +421,12 @@ def _run_cost(args: argparse.Namespace) -> int:
                  output_tokens=args.output_tokens, storage_gb=args.storage_gb, months=args.months,
                  egress_gb=args.egress_gb, interruptions_per_hour=args.interruptions_per_hour,
                  checkpoint_every_h=None if args.checkpoint_every_min is None else args.checkpoint_every_min / 60,
-                 restart_h=None if args.restart_min is None else args.restart_min / 60)
+                 restart_h=None if args.restart_min is None else args.restart_min / 60, **image_kwargs(args))
     if args.json:
         print(json.dumps(d, indent=2))
+        return 0
+    if "speed" in d and ("batch_job" in d or "endpoint" in d):  # an image pipeline
+        print(format_image_cost(d))
         return 0
     usd = lambda v: "unknown" if v is None else f"${v:,.2f}"  # noqa: E731
     o = d.get("offer")
@@ -504,6 +516,7 @@ def _add_recommend(sub: Any) -> None:
     p.add_argument("--region", action="append", dest="regions", help="only regions containing this text (repeatable)")
     p.add_argument("--objective", help="cheapest (default) | fastest | value")
     p.add_argument("--top", type=_int, dest="top_n", help="options to show (default 5)")
+    add_image_args(p, jobs=True, endpoint=True)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_run_recommend)
 
@@ -518,7 +531,7 @@ def _run_recommend(args: argparse.Namespace) -> int:
     if goal["workload"] is None and args.method:
         goal["workload"] = "finetune"
     rec = api.recommend(model=args.model, config=args.config, params_b=args.params_b, providers=args.providers,
-                        regions=args.regions, **goal)
+                        regions=args.regions, **goal, **image_kwargs(args))
     if args.json:
         print(json.dumps(rec.model_dump(), indent=2, default=str))
         return 0
