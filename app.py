@@ -222,7 +222,7 @@ def build_demo() -> gr.Blocks:
                     "Ask in English or Urdu.", elem_id="intro")
         with gr.Tab("Chat"):
             chatbot = gr.Chatbot(height="68vh", min_height=360, label="Chat", elem_id="chat", buttons=["copy"],
-                                 feedback_options=None, autoscroll=False, show_label=False,
+                                 feedback_options=None, autoscroll=False, show_label=False, layout="panel",
                                  examples=[{"text": e} for e in EXAMPLES],
                                  placeholder="Ask which GPU to rent, whether a model fits, how fast it runs or what it costs.")
             with gr.Row(equal_height=True):

@@ -16,7 +16,6 @@ __all__ = ["CSS", "HEAD_JS", "URDU_FONT_STACK", "set_thread_url_js", "clear_thre
 URDU_FONT_STACK = '"Noto Nastaliq Urdu", "Noto Naskh Arabic", serif'
 
 CSS = """
-.gradio-container { max-width: 1040px !important; margin: 0 auto !important; }
 textarea { unicode-bidi: plaintext; }
 #chat .message-content, #chat .ga-answer { font-size: 16px; line-height: 1.55; }
 #chat .bot .message-content, #chat .message.bot { max-width: 100%; }
@@ -40,9 +39,11 @@ bdi.ga-ltr { font-family: var(--font, ui-sans-serif, system-ui, sans-serif); uni
 .ga-v-ask .ga-verdict { background: #dbeafe; color: #1e3a8a; }
 .ga-v-error .ga-verdict { background: #fee2e2; color: #7f1d1d; }
 .ga-sub, .ga-notes-h { font-weight: 600; margin: 12px 0 4px; }
-.ga-kn { border-collapse: collapse; font-size: 15px; }
-.ga-kn th { text-align: start; font-weight: 500; padding: 2px 16px 2px 0; color: var(--body-text-color-subdued); }
-.ga-kn td { padding: 2px 0; }
+#chat .ga-kn, .ga-kn { border-collapse: collapse; font-size: 15px; border: none; margin: 0; width: auto; }
+#chat .ga-kn th, #chat .ga-kn td { border: none; border-bottom: 1px solid var(--border-color-primary);
+  padding: 3px 18px 3px 0; background: none; color: var(--body-text-color); font-weight: 400; }
+#chat .ga-kn td { padding-right: 0; font-weight: 600; }
+#chat [dir="rtl"] .ga-kn th { padding: 3px 0 3px 18px; }
 .ga-num { text-align: end; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .ga-note { font-size: 14px; color: var(--body-text-color-subdued); margin: 6px 0; }
 details.ga-more { margin: 8px 0; border-top: 1px solid var(--border-color-primary); padding-top: 6px; }
@@ -57,16 +58,19 @@ details.ga-fn > summary { cursor: pointer; }
 .ga-fn-id { color: var(--body-text-color-subdued); font-size: 12px; }
 details.ga-fn blockquote { margin: 4px 0 8px; padding: 4px 10px; border-inline-start: 3px solid var(--color-accent); }
 /* tables: readable, whole words in headers, sideways scroll inside their own box */
-.ga-table-wrap { max-width: 100%; overflow-x: auto; -webkit-overflow-scrolling: touch; margin: 6px 0; }
+/* inline-size containment: a wide table scrolls in its box instead of widening the chat bubble and the page */
+.ga-table-wrap { width: 100%; contain: inline-size; max-width: calc(min(100vw, 1040px) - 120px); overflow-x: auto;
+  -webkit-overflow-scrolling: touch; margin: 6px 0; }
 .ga-table { border-collapse: collapse; font-size: 14px; min-width: 60%; }
 .ga-table th { white-space: normal; word-break: keep-all; overflow-wrap: normal; hyphens: none; text-align: start;
   font-weight: 600; padding: 4px 8px; border-bottom: 2px solid var(--border-color-primary); vertical-align: bottom; }
-.ga-table td { padding: 3px 8px; border-bottom: 1px solid var(--border-color-primary); }
+.ga-table td { padding: 3px 8px; border-bottom: 1px solid var(--border-color-primary); white-space: nowrap;
+  overflow-wrap: normal; word-break: normal; }
 .ga-table th.ga-num { text-align: end; }
 .ga-table caption { text-align: start; font-weight: 600; padding: 4px 0; }
 /* charts (assistant/web_chart.py) */
 .ga-chart { margin: 8px 0 10px; font-size: 13px; max-width: 640px; }
-.ga-chart-title { font-weight: 600; font-size: 14px; margin-bottom: 4px; }
+.ga-chart-title { font-weight: 700; font-size: 14px; margin-bottom: 4px; }
 .ga-legend { display: flex; flex-wrap: wrap; gap: 2px 12px; margin: 2px 0 6px; }
 .ga-key { display: inline-flex; align-items: center; gap: 4px; white-space: nowrap; }
 .ga-swatch { width: 11px; height: 11px; border-radius: 2px; display: inline-block; }
@@ -88,9 +92,9 @@ details.ga-fn blockquote { margin: 4px 0 8px; padding: 4px 10px; border-inline-s
 .field-error textarea, .field-error input { border-color: #dc2626 !important; }
 .ga-field-msg { color: #b91c1c; font-size: 14px; }
 @media (max-width: 640px) {
-  .gradio-container { padding: 0 6px !important; }
   .ga-bars, .ga-axis { margin-right: 52px; }
   .ga-card { padding: 8px 10px; }
+  .ga-table-wrap { max-width: calc(100vw - 64px); }
   #chat .bubble-wrap { padding-left: 0 !important; padding-right: 0 !important; }
   #chat .message.bot, #chat .bot.message { padding: 4px 6px !important; }
   #chat .message-row { margin-left: 0 !important; margin-right: 0 !important; }
@@ -101,6 +105,11 @@ details.ga-fn blockquote { margin: 4px 0 8px; padding: 4px 10px; border-inline-s
 # Answer-first: scroll each new answer card to the top of the view. Counting cards (not watching
 # every mutation) means a streamed update of the same answer does not pull the view back.
 HEAD_JS = """
+<style>
+/* page chrome: outside the app's own (scoped) stylesheet */
+.gradio-container { max-width: 1040px !important; margin: 0 auto !important; }
+@media (max-width: 640px) { .gradio-container .main.fillable { padding: 8px 8px !important; } }
+</style>
 <script>
 (() => {
   let seen = -1;

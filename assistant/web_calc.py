@@ -7,7 +7,7 @@ previous result is cleared; messages use the form's words, never the CLI's flags
 
 from __future__ import annotations
 
-__all__ = ["FieldError", "build_calculators", "web_words"]
+__all__ = ["Field", "FieldError", "build_calculators", "evaluate_form", "form", "forms", "web_words"]
 
 import html
 import json
@@ -168,6 +168,14 @@ def _recommend(v: dict[str, Any]) -> str:
 
 # ---------------------------------------------------------------- forms
 
+def evaluate_form(fields: list[Field], compute: Callable[[dict[str, Any]], str], *vals: Any) -> tuple[str, FieldError | None]:
+    """(result HTML, None), or ("", the error with the field it belongs to)."""
+    try:
+        return compute({f.key: _parse(f, v) for f, v in zip(fields, vals)}), None
+    except (AdvisorError, FieldError, ValueError) as exc:
+        return "", _field_error(exc, [f.key for f in fields])
+
+
 def _tab(title: str, button: str, fields: list[Field], compute: Callable[[dict[str, Any]], str], api_name: str,
          modes: tuple[str, dict[str, list[str]]] | None = None) -> None:
     """One calculator tab. `modes`: (the key of the mode field, {mode: keys shown only in that mode})."""
@@ -180,23 +188,15 @@ def _tab(title: str, button: str, fields: list[Field], compute: Callable[[dict[s
             with gr.Column(scale=3):
                 out = gr.HTML(elem_classes=["ga-calc-out"])
 
-        def values(*vals: Any) -> dict[str, Any]:
-            return {f.key: _parse(f, v) for f, v in zip(fields, vals)}
-
         def validate(*vals: Any) -> list[Any]:
-            try:
-                compute(values(*vals))
-            except (AdvisorError, FieldError, ValueError) as exc:
-                err = _field_error(exc, keys)
-                if err.key in keys:
-                    return [gr.validate(k != err.key, str(err) if k == err.key else "") for k in keys]
+            _, err = evaluate_form(fields, compute, *vals)
+            if err is not None and err.key in keys:
+                return [gr.validate(k != err.key, str(err) if k == err.key else "") for k in keys]
             return [gr.validate(True, "") for _ in keys]
 
         def run(*vals: Any) -> str:
-            try:
-                return compute(values(*vals))
-            except (AdvisorError, FieldError, ValueError) as exc:
-                return _error_html(str(_field_error(exc, keys)))
+            out, err = evaluate_form(fields, compute, *vals)
+            return _error_html(str(err)) if err is not None else out
 
         btn.click(lambda: "", None, out, api_visibility="private", queue=False).then(
             run, comps, out, validator=validate, api_name=api_name)
@@ -218,6 +218,18 @@ def _opt_num(label: str, placeholder: str = "optional") -> Callable[[], Any]:
 
 def build_calculators(models: list[str], gpus: list[str]) -> None:
     """The calculator tabs (inside the caller's Blocks)."""
+    for spec in forms(models, gpus):
+        _tab(*spec)
+
+
+def form(api_name: str) -> tuple[list[Field], Callable[[dict[str, Any]], str]]:
+    """The fields and the computation of one calculator (for tests and scripts)."""
+    spec = next(f for f in forms([], []) if f[4] == api_name)
+    return spec[2], spec[3]
+
+
+def forms(models: list[str], gpus: list[str]) -> list[tuple]:
+    """(title, button, fields, compute, api_name[, modes]) of each calculator tab; nothing is built yet."""
     def model_box(value: str = "llama-3-8b") -> Callable[[], Any]:
         return lambda: gr.Dropdown(models, value=value, label="Model", allow_custom_value=True)
 
@@ -232,7 +244,8 @@ def build_calculators(models: list[str], gpus: list[str]) -> None:
     def field(key: str, make: Callable[[], Any], kind: str = "", label: str = "") -> Field:
         return Field(key, make, kind, label or key)
 
-    _tab("VRAM", "Estimate memory", [
+    return [
+        ("VRAM", "Estimate memory", [
         field("model", model_box()),
         field("method", lambda: gr.Radio(["inference", "lora", "qlora", "full"], value="inference", label="Method")),
         field("precision", prec("Weight precision (blank: the method's default)")),
@@ -241,8 +254,8 @@ def build_calculators(models: list[str], gpus: list[str]) -> None:
         field("gpus", lambda: gr.Textbox(label="GPUs", value="1", max_lines=1), "int", "GPUs"),
         field("gpu", gpu_box("RTX 4090", "GPU to check the fit on (optional)")),
         field("gpu_memory_gb", _opt_num("...or its memory in GB"), "float", "GPU memory"),
-    ], _vram, "vram")
-    _tab("Speed", "Estimate speed", [
+    ], _vram, "vram"),
+        ("Speed", "Estimate speed", [
         field("model", model_box()), field("gpu", gpu_box()),
         field("precision", prec("Precision (blank: bf16)")),
         field("engine", lambda: gr.Dropdown(["vllm", "sglang", "tensorrt-llm", "llama.cpp", "pytorch-eager"], value=None,
@@ -251,8 +264,8 @@ def build_calculators(models: list[str], gpus: list[str]) -> None:
         field("prompt_tokens", lambda: gr.Textbox(label="Prompt tokens", value="512", max_lines=1), "int", "Prompt tokens"),
         field("output_tokens", lambda: gr.Textbox(label="Output tokens", value="256", max_lines=1), "int", "Output tokens"),
         field("gpus", lambda: gr.Textbox(label="GPUs", value="1", max_lines=1), "int", "GPUs"),
-    ], _speed, "speed")
-    _tab("Training time", "Estimate training time", [
+    ], _speed, "speed"),
+        ("Training time", "Estimate training time", [
         field("model", model_box()), field("gpu", gpu_box("A100")),
         field("method", lambda: gr.Radio(["lora", "qlora", "full"], value="lora", label="Method")),
         field("dataset_tokens", lambda: gr.Textbox(label="Dataset tokens (per epoch)", value="100000000", max_lines=1),
@@ -261,8 +274,8 @@ def build_calculators(models: list[str], gpus: list[str]) -> None:
         field("batch", _opt_num("Micro-batch per GPU", placeholder="blank: the default"), "int", "Micro-batch"),
         field("seq_len", _opt_num("Sequence length (tokens)", placeholder="blank: the default"), "int", "Sequence length"),
         field("gpus", lambda: gr.Textbox(label="GPUs", value="1", max_lines=1), "int", "GPUs"),
-    ], _train, "train_time")
-    _tab("Prices", "Find offers", [
+    ], _train, "train_time"),
+        ("Prices", "Find offers", [
         field("gpu", gpu_box("H100", "GPU (model or family; blank: any)")),
         field("pricing", lambda: gr.Radio(["any", "on-demand", "spot"], value="on-demand", label="Pricing")),
         field("provider", lambda: gr.Textbox(label="Provider (optional)", placeholder="aws, lambda, runpod ...",
@@ -273,8 +286,8 @@ def build_calculators(models: list[str], gpus: list[str]) -> None:
         field("max_price", _opt_num("Max USD per GPU-hour"), "float", "Max USD per GPU-hour"),
         field("gpus", _opt_num("GPUs per instance"), "int", "GPUs per instance"),
         field("limit", lambda: gr.Textbox(label="Rows", value="20", max_lines=1), "int", "Rows"),
-    ], _prices, "prices")
-    _tab("Recommend", "Recommend GPUs", [
+    ], _prices, "prices"),
+        ("Recommend", "Recommend GPUs", [
         field("model", model_box()),
         field("workload", lambda: gr.Radio(["serve", "finetune"], value="serve", label="Workload")),
         field("context_tokens", lambda: gr.Textbox(label="Context tokens per request", value="4096", max_lines=1),
@@ -291,5 +304,5 @@ def build_calculators(models: list[str], gpus: list[str]) -> None:
         field("deadline", _opt_num("Deadline (hours)"), "float", "Deadline"),
         field("top_n", lambda: gr.Textbox(label="Options to show", value="5", max_lines=1), "int", "Options to show"),
     ], _recommend, "recommend",
-        modes=("workload", {"serve": ["context_tokens", "users", "min_tps", "precisions"],
-                            "finetune": ["method", "dataset_tokens"]}))
+        ("workload", {"serve": ["context_tokens", "users", "min_tps", "precisions"],
+                      "finetune": ["method", "dataset_tokens"]}))]

@@ -134,5 +134,8 @@ def chart_html(frame: pd.DataFrame, title: str = "", unit: str = "") -> str:
 
 
 def chart_from(visual: Any) -> str:
-    """chart_html for a ui_data.Visual (its chart frame, title and y unit)."""
+    """chart_html for a ui_data.Visual (its chart frame, title and y unit). Offers get none: their
+    table is already cheapest first, and a row of near-equal price bars says nothing more."""
+    if visual.kind == "prices" and not visual.table.empty:
+        return ""
     return chart_html(visual.chart, visual.chart_title, visual.y_title)

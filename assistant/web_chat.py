@@ -41,7 +41,7 @@ def step_message(ev: dict[str, Any], result: Any = None, seconds: float | None =
 
 def _answer_message(ans: Any) -> gr.ChatMessage:
     body = answer_html(ans)
-    if getattr(ans, "sections", None) is None and ans.citations:
+    if not getattr(ans, "sections", None) and ans.citations:
         # Today's Markdown answer quotes its passages under "Why"; footnotes only for those it does not name.
         missing = [c.model_dump() for c in ans.citations if c.passage_id not in (ans.answer or "")]
         if missing:

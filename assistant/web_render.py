@@ -9,12 +9,12 @@ one keeps its word order. Output passes Gradio's chat sanitizer: no scripts, ids
 
 from __future__ import annotations
 
-__all__ = ["VERDICT_WORDS", "answer_html", "isolate_latin", "markdown_html", "restored_html", "sections_html",
-           "table_html", "text_html"]
+__all__ = ["VERDICT_WORDS", "answer_html", "footnotes_html", "isolate_latin", "keep_units", "markdown_html",
+           "restored_html", "sections_html", "table_html", "text_html"]
 
 import html
 import re
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
@@ -26,15 +26,10 @@ VERDICT_WORDS = {"en": {"yes": "Yes", "no": "No", "partly": "Partly", "info": "A
                         "error": "Could not answer"},
                  "ur": {"yes": "جی ہاں", "no": "نہیں", "partly": "جزوی طور پر", "info": "جواب", "ask": "ایک بات بتائیں",
                         "error": "جواب نہیں دے سکا"}}
-_HEAD = {"en": {"numbers": "Key numbers", "forward": "Way forward", "options": "Options", "why": "Why",
-                "assume": "Assumptions", "notices": "Notices", "not_used": "Not used from your question",
-                "sources": "Sources", "table": "Details", "as_of": "Prices as of {d}; check the provider before renting."},
-         "ur": {"numbers": "اہم اعداد", "forward": "آگے کا راستہ", "options": "انتخاب", "why": "وجہ",
-                "assume": "مفروضات", "notices": "اطلاعات", "not_used": "سوال کی یہ باتیں استعمال نہیں ہوئیں",
-                "sources": "حوالے", "table": "تفصیل", "as_of": "قیمتیں {d} تک کی؛ کرائے پر لینے سے پہلے فراہم کنندہ سے دیکھ لیں۔"}}
+_HEAD = {"en": {"sources": "Sources", "table": "Details"}, "ur": {"sources": "حوالے", "table": "تفصیل"}}
 # A Latin run: starts with a letter, digit, '[' or '$'; may hold spaces and ASCII punctuation; ends on a
 # letter, digit, ')', ']', '%' or '.'. Runs are isolated whole, so "13B-parameter model" stays one piece.
-_LATIN_RUN = re.compile(r"[A-Za-z0-9\[$][A-Za-z0-9 .,;:'’\"()\[\]/%^+\-_=×~$&#@*<>]*[A-Za-z0-9)\]%.]|[A-Za-z0-9]")
+_LATIN_RUN = re.compile(r"[A-Za-z0-9\[$][A-Za-z0-9 \u00a0.,;:'’\"()\[\]/%^+\-_=×~$&#@*<>]*[A-Za-z0-9)\]%.]|[A-Za-z0-9]")
 _SHORT_RUN = 24  # runs up to this long never break across lines ("13B-", "24 GB", "[ft-09]")
 _PRICE_HINT = ("$", "usd", "price")
 # A number and its unit never part at a line end: "19.6 GB", "42.9 tokens/s", "8 x H100".
@@ -58,16 +53,26 @@ def isolate_latin(text: str) -> str:
 
     In a right-to-left line, "CUDA کانٹیکسٹ: 1.04 GB" keeps CUDA first (at the right) and "1.04 GB"
     reads left to right; "13B-parameter" never splits after its hyphen on a phone."""
-    out, pos = [], 0
+    spans: list[list[int]] = []
     for m in _LATIN_RUN.finditer(text):
-        run = m.group(0).rstrip(" ,;:")
-        end = m.start() + len(run)
-        out.append(html.escape(text[pos:m.start()]))
+        start, end = m.start(), m.start() + len(m.group(0).rstrip(" \u00a0,;:"))
+        if spans and text[spans[-1][1]:start].strip() in ("،", "") and _open_paren(text[spans[-1][0]:spans[-1][1]]):
+            spans[-1][1] = end  # "(QLoRA، nf4)": a bracket opened in Latin closes in the same run
+        else:
+            spans.append([start, end])
+    out, pos = [], 0
+    for start, end in spans:
+        run = text[start:end]
+        out.append(html.escape(text[pos:start]))
         cls = "ga-ltr ga-nw" if len(run) <= _SHORT_RUN else "ga-ltr"
         out.append(f'<bdi dir="ltr" class="{cls}">{html.escape(run)}</bdi>')
         pos = end
     out.append(html.escape(text[pos:]))
     return "".join(out)
+
+
+def _open_paren(run: str) -> bool:
+    return run.count("(") > run.count(")")
 
 
 def markdown_html(md: str, rtl: bool = False) -> str:
@@ -175,7 +180,7 @@ def _verdict_from_calls(calls: list[Mapping[str, Any]]) -> str:
     return "info"
 
 
-def footnotes_html(citations: Iterable[Mapping[str, Any]], lang: str) -> str:
+def footnotes_html(citations: Iterable[Mapping[str, Any]], lang: str, heading: str = "") -> str:
     """Numbered footnotes; each opens its passage in place (a <details>), quote in its own language."""
     items = []
     for i, c in enumerate(citations, 1):
@@ -190,7 +195,7 @@ def footnotes_html(citations: Iterable[Mapping[str, Any]], lang: str) -> str:
     if not items:
         return ""
     dir_ = ' dir="rtl"' if lang == "ur" else ""
-    return (f'<div class="ga-notes"{dir_}><div class="ga-notes-h">{html.escape(_HEAD[lang]["sources"])}</div>'
+    return (f'<div class="ga-notes"{dir_}><div class="ga-notes-h">{html.escape(heading or _HEAD[lang]["sources"])}</div>'
             f'<ol>{"".join(items)}</ol></div>')
 
 
@@ -200,8 +205,8 @@ def answer_html(ans: Any) -> str:
     calls = [c.model_dump() if hasattr(c, "model_dump") else dict(c) for c in getattr(ans, "tool_calls", [])]
     visual = ui_data.visual_for_calls(calls)
     sections = getattr(ans, "sections", None)
-    if sections is not None:
-        return sections_html(sections, visual)
+    if sections:
+        return sections_html(sections, visual if visual.kind != "none" else None)
     rtl = lang == "ur"
     head, rest = _split_head(ans.answer or "")
     parts = [_card(_verdict_from_calls(calls), lang, markdown_html(head, rtl)), _visual_html(visual, lang)]
@@ -245,79 +250,92 @@ def restored_html(answer_text: str) -> str:
 
 # ---------------------------------------------------------------- typed sections
 
-def _renderer() -> tuple[Callable[[Any, str], str], Callable[[str, str], str]]:
-    """(finding -> text, label key -> text) from the engine's renderer, or a plain stand-in."""
-    try:
-        from assistant.engine import render as r  # written in parallel; optional until it lands
-    except ImportError:
-        r = None
-    say = getattr(r, "finding_text", None) or getattr(r, "render_finding", None)
-    label = getattr(r, "label_text", None) or getattr(r, "render_label", None)
-
-    def say_plain(f: Any, lang: str) -> str:
-        params = ", ".join(f"{k}={v}" for k, v in (f.params or {}).items())
-        return f"{f.code}" + (f" ({params})" if params else "")
-
-    return (say or say_plain), (label or (lambda key, lang: key.split(".")[-1].replace("_", " ")))
-
-
-def _num_text(kn: Any) -> str:
-    v = kn.value
-    text = "unknown" if v is None else (number(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v))
-    if kn.unit == "$" or kn.unit.startswith("$/"):
-        return f"${text}" + (kn.unit[1:] if kn.unit != "$" else "")
-    return f"{text} {kn.unit}".strip()
+def _block_table_html(headers: list[str], rows: list[list[str]], numeric: list[bool], rtl: bool, caption: str) -> str:
+    """A table whose cells the engine already formatted (the chat's rounding): price columns first,
+    duplicate rows folded, its own sideways scroll on a phone."""
+    money = [i for i, h in enumerate(headers) if "$" in h or "usd" in h.lower() or "price" in h.lower()]
+    order = ([0] if headers and 0 not in money else []) + money
+    order += [i for i in range(len(headers)) if i not in order]
+    cols = [headers[i] for i in order]
+    body_rows = _fold(cols, [[r[i] if i < len(r) else "" for i in order] for r in rows])
+    num = [numeric[i] if i < len(numeric) else False for i in order]
+    head = "".join(f'<th class="{"ga-num" if n else ""}">{text_html(c, rtl)}</th>' for c, n in zip(cols, num))
+    body = "".join("<tr>" + "".join(f'<td class="{"ga-num" if n else ""}">{text_html(v, rtl)}</td>'
+                                    for v, n in zip(r, num)) + "</tr>" for r in body_rows)
+    cap = f"<caption>{text_html(caption, rtl)}</caption>" if caption else ""
+    return (f'<div class="ga-table-wrap"{_dir(rtl)}><table class="ga-table">{cap}<thead><tr>{head}</tr></thead>'
+            f"<tbody>{body}</tbody></table></div>")
 
 
-def sections_html(sec: Any, visual: ui_data.Visual | None = None) -> str:
-    """Typed sections to HTML in reading order: card, key numbers, chart, way forward, options, tables,
-    why (with footnote numbers), then assumptions / notices / unused words folded, then the footnotes."""
+def sections_html(sections: Any, visual: ui_data.Visual | None = None) -> str:
+    """Typed sections to HTML in reading order: the card (verdict + headline), notices, key numbers as a
+    table, the chart, the way forward, options, tables, why (numbered references), then assumptions and
+    unused words folded, the footnotes (each opens its passage in place) and the data's date.
+
+    Texts come from the engine's message catalog (assistant/engine/render), so the web says what the CLI
+    and Slack say, in the answer's language."""
+    from assistant.engine.answer import Sections
+    from assistant.engine.render.catalog import label, message, quantity
+    from assistant.engine.render.layout import finding_text, key_number_text, layout, offer_text
+
+    sec = sections if isinstance(sections, Sections) else Sections.model_validate(sections)
     lang = "ur" if sec.lang == "ur" else "en"
-    rtl, h, dir_ = lang == "ur", _HEAD[lang], (' dir="rtl"' if lang == "ur" else "")
-    say, label = _renderer()
+    rtl, d = lang == "ur", _dir(lang == "ur")
     cite_no = {c.id: i for i, c in enumerate(sec.citations, 1)}
 
     def line(f: Any) -> str:
-        ref = f' <sup class="ga-ref">{cite_no[f.passage_id]}</sup>' if f.passage_id in cite_no else ""
-        return text_html(say(f, lang), rtl) + ref
+        ref = f'<sup class="ga-ref">{cite_no[f.passage_id]}</sup>' if f.passage_id in cite_no else ""
+        return text_html(finding_text(lang, f, cite=False), rtl) + ref
 
-    parts = [_card(sec.verdict, lang, " ".join(f"<p{dir_}>{line(f)}</p>" for f in sec.headline))]
+    def sub(key: str) -> str:
+        return f'<div class="ga-sub"{d}>{text_html(message(lang, key).rstrip(":："), rtl)}</div>'
+
+    def options(key: str, opts: list[Any]) -> str:
+        items = []
+        for o in opts:
+            extra = [key_number_text(lang, k) for k in o.numbers] + ([offer_text(lang, o.offer)] if o.offer else [])
+            more = "".join(f"<li>{text_html(x, rtl)}</li>" for x in extra)
+            items.append(f"<li>{line(o.title)}" + (f'<ul class="ga-opt-nums">{more}</ul>' if more else "") + "</li>")
+        return sub(key) + f'<ol class="ga-opts"{d}>{"".join(items)}</ol>'
+
+    parts = []
+    if sec.understood:
+        parts.append(f'<p class="ga-understood"{d}>{text_html(message(lang, "head.understood"), rtl)} '
+                     + text_html(label(lang, "sep.facts"), rtl).join(line(f) for f in sec.understood) + "</p>")
+    parts.append(_card(sec.verdict, lang, "".join(f"<p{d}>{line(f)}</p>" for f in sec.headline)))
+    parts += [f'<p class="ga-notice"{d}>{line(f)}</p>' for f in sec.notices]
     if sec.key_numbers:
-        rows = "".join(f"<tr><th>{text_html(label(k.label, lang), rtl)}</th><td class='ga-num'>"
-                       f"{text_html(_num_text(k), rtl)}</td></tr>" for k in sec.key_numbers)
-        parts.append(f'<div class="ga-kn-wrap"{dir_}><div class="ga-sub">{h["numbers"]}</div>'
-                     f'<table class="ga-kn">{rows}</table></div>')
+        rows = "".join(f"<tr><th>{text_html(label(lang, k.label), rtl)}</th><td class='ga-num'>"
+                       f"{text_html(quantity(lang, k.value, k.unit), rtl)}</td></tr>"
+                       + (f"<tr><td colspan='2' class='ga-kn-note'>{line(k.note)}</td></tr>" if k.note else "")
+                       for k in sec.key_numbers)
+        parts.append(f'<div class="ga-kn-wrap"{d}>{sub("head.key_numbers")}<table class="ga-kn">{rows}</table></div>')
     if visual is not None:
         parts.append(chart_from(visual))
-    for key, opts in (("forward", sec.way_forward), ("options", sec.options)):
-        if opts:
-            items = "".join(f"<li>{line(o.title)}{_option_extra(o, lang, label)}</li>" for o in opts)
-            parts.append(f'<div class="ga-sub"{dir_}>{h[key]}</div><ol class="ga-opts"{dir_}>{items}</ol>')
-    for t in sec.tables:
-        df = pd.DataFrame(t.rows, columns=[label(c, lang) for c in t.columns])
-        parts.append(table_html(df, rtl, say(t.title, lang) if t.title else ""))
-    if sec.data_date:
-        parts.append(f'<p class="ga-note"{dir_}>{text_html(h["as_of"].format(d=sec.data_date), rtl)}</p>')
+    if sec.way_forward:
+        parts.append(options("head.way_forward", sec.way_forward))
+    if sec.options:
+        parts.append(options("head.options", sec.options))
+    caption = ""
+    for b in layout(sec):
+        if b.role == "table" and b.kind == "heading":
+            caption = b.text
+        elif b.role == "table" and b.kind == "table":
+            parts.append(_block_table_html(b.headers, b.rows, b.numeric, rtl, caption))
+            caption = ""
     if sec.explanation:
-        parts.append(f'<div class="ga-sub"{dir_}>{h["why"]}</div>'
-                     + "".join(f"<p{dir_}>{line(f)}</p>" for f in sec.explanation))
-    folded = [(h["assume"], sec.assumptions), (h["notices"], sec.notices)]
-    for title, findings in folded:
-        if findings:
-            parts.append(_details(title, "<ul>" + "".join(f"<li>{line(f)}</li>" for f in findings) + "</ul>", lang))
+        parts.append(sub("head.why") + "".join(f"<p{d}>{line(f)}</p>" for f in sec.explanation))
+    notes = [line(f) for f in sec.assumptions] + ([text_html(x) for x in sec.details] if lang == "en" else [])
+    if notes:
+        parts.append(_details(message(lang, "head.assumptions").rstrip(":："),
+                              "<ul>" + "".join(f"<li>{n}</li>" for n in dict.fromkeys(notes)) + "</ul>", lang))
     if sec.not_used:
-        parts.append(_details(h["not_used"], text_html(", ".join(sec.not_used), rtl), lang))
+        parts.append(f'<p class="ga-note"{d}>{text_html(message(lang, "note.not_used", {"items": list(sec.not_used)}), rtl)}</p>')
     parts.append(footnotes_html(({"passage_id": c.id, "title": c.title, "quote": c.quote} for c in sec.citations),
-                                lang))
+                                lang, message(lang, "head.guide")))
+    if sec.data_date:
+        text = message(lang, "data.prices_as_of", {"date": sec.data_date})
+        if sec.data_stale:
+            text += " " + message(lang, "data.stale")
+        parts.append(f'<p class="ga-note"{d}>{text_html(text, rtl)}</p>')
     return '<div class="ga-answer">' + "".join(p for p in parts if p) + "</div>"
-
-
-def _option_extra(o: Any, lang: str, label: Callable[[str, str], str]) -> str:
-    rtl = lang == "ur"
-    bits = [f"{label(k.label, lang)}: {_num_text(k)}" for k in o.numbers]
-    off = o.offer or {}
-    if off.get("provider"):
-        price = off.get("usd_per_hour")
-        bits.append(" ".join(str(x) for x in (off.get("provider"), off.get("instance") or "", off.get("region") or "")
-                             if x).strip() + (f" ${number(price)}/h" if isinstance(price, (int, float)) else ""))
-    return f'<div class="ga-opt-nums">{text_html(" · ".join(bits), rtl)}</div>' if bits else ""

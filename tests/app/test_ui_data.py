@@ -1,5 +1,7 @@
 """Chart and table shaping for the web app (assistant.ui_data): pure functions over tool results."""
 
+import re
+
 import pytest
 
 from assistant import api, ui_data
@@ -204,3 +206,74 @@ def test_citations_markdown_quotes_each_passage():
     md = ui_data.citations_markdown([{"guide": "generative-ai", "passage_id": "ga-17", "title": "Best cloud GPUs",
                                       "quote": "VRAM first."}])
     assert md == "**[ga-17]** Best cloud GPUs\n> VRAM first."
+
+
+# ---------------------------------------------------------------- HTML charts and answers (assistant/web_*)
+
+import pandas as pd  # noqa: E402
+
+from assistant import web_chart, web_render  # noqa: E402
+
+
+@pytest.mark.parametrize("largest, top", [
+    pytest.param(19.58, 20, id="19.58->20"), pytest.param(25.77, 30, id="25.77->30"),
+    pytest.param(42.9, 50, id="42.9->50"), pytest.param(0.87, 1, id="0.87->1"), pytest.param(1.8, 2, id="1.8->2"),
+    pytest.param(100, 100, id="exact-100"), pytest.param(101, 120, id="101->120"), pytest.param(0, 1, id="zero"),
+])
+def test_nice_max_is_a_round_number_at_or_above_the_largest(largest, top):
+    assert web_chart.nice_max(largest) == top and web_chart.nice_max(largest) >= largest
+
+
+def test_chart_axis_covers_the_largest_bar_with_value_labels():
+    html = web_chart.chart_html(ui_data.memory_frame(VRAM), "t", "GB")
+    ticks = [float(t) for t in re.findall(r'class="ga-tick"[^>]*>([^<]+)<', html)]
+    values = [float(v) for v in re.findall(r'class="ga-val">([^<]+)<', html)]
+    # bars: needed 16.06+1.07+1.04+1.41 = 19.58 -> "19.6"; the GPU 25.77 -> "25.8"; axis 0..30 by 10
+    assert values == [19.6, 25.8] and ticks == [0, 10, 20, 30] and ticks[-1] >= max(values)
+    assert html.count('class="ga-key"') == 5  # weights, kv cache, activations, cuda context, GPU memory
+
+
+def test_chart_colours_are_fixed_per_part_across_answers():
+    assert web_chart.color_for("kv_cache") == web_chart.color_for("kv_cache") == "#f58518"
+    assert web_chart.color_for("H100 SXM") == web_chart.color_for("H100 SXM")  # hashed, stable between runs
+
+
+def test_no_chart_when_it_adds_nothing():
+    same = pd.DataFrame([("per sequence", 40.0, "tokens/s"), ("total at batch 1", 40.0, "tokens/s")],
+                        columns=ui_data.CHART_COLUMNS)
+    assert web_chart.chart_html(same) == ""  # two identical bars (batch 1)
+    assert web_chart.chart_html(pd.DataFrame(columns=ui_data.CHART_COLUMNS)) == ""
+
+
+def test_isolate_latin_keeps_runs_whole_and_in_order():
+    out = web_render.isolate_latin("CUDA کانٹیکسٹ: 1.04\u00a0GB")
+    assert out == ('<bdi dir="ltr" class="ga-ltr ga-nw">CUDA</bdi> کانٹیکسٹ: '
+                   '<bdi dir="ltr" class="ga-ltr ga-nw">1.04\u00a0GB</bdi>')
+    assert '13B-parameter model (rough shape) (QLoRA، nf4)</bdi>' in web_render.isolate_latin(
+        "یہ 13B-parameter model (rough shape) (QLoRA، nf4) کو")
+    escaped = web_render.isolate_latin("<script>")
+    assert "<script>" not in escaped and escaped.startswith("&lt;") and escaped.endswith("&gt;")
+
+
+def test_table_puts_prices_first_rounds_like_the_chat_and_folds_regions():
+    df = ui_data.offers_frame([_offer("vast", 1.8675, n=4) | {"region": r} for r in ("VN", "KR", "US", "DE")])
+    html = web_render.table_html(df)
+    headers = re.findall(r"<th[^>]*>([^<]+)</th>", html)
+    assert headers[:3] == ["$/GPU-hour", "$/hour", "spot $/GPU-hour"]
+    assert html.count("<tr>") == 2 and "4 regions" in html  # header + one folded row
+    assert "$1.87" in html and "1.8675" not in html  # formatting.number: 1.87, as the chat says it
+
+
+def test_sections_render_card_key_numbers_footnotes_and_folded_assumptions():
+    from assistant.engine.answer import CitationRef, Finding, KeyNumber, Sections
+
+    sec = Sections(lang="en", kind="fit", verdict="no",
+                   headline=[Finding(code="fit.no", params={})],
+                   key_numbers=[KeyNumber(label="num.total_per_gpu", value=30.2, unit="GB")],
+                   explanation=[Finding(code="fit.no", params={}, passage_id="ga-41")],
+                   assumptions=[Finding(code="fit.no", params={})],
+                   citations=[CitationRef(id="ga-41", title="Guide", quote="Always budget extra memory.")])
+    html = web_render.sections_html(sec)
+    assert html.index('class="ga-card ga-v-no"') < html.index('class="ga-kn"') < html.index("ga-more")
+    assert '<sup class="ga-ref">1</sup>' in html and "<details class=\"ga-fn\">" in html
+    assert "Always budget extra memory." in html and "30.2" in html
