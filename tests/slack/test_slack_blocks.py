@@ -1,4 +1,4 @@
-"""Block Kit rendering of advisor answers (pure: no Slack, no advisor)."""
+"""Block Kit rendering of advisor answers from their typed sections (pure: no Slack, no advisor)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,10 @@ from typing import Any
 
 import pytest
 
+from assistant.engine.answer import CitationRef, Finding, KeyNumber, Option, Sections, Table
+from assistant.engine.render import render_text
 from assistant.slack import question_from
 from assistant.slack_blocks import MAX_FIELDS, answer_blocks, escape
-
-
-def _answer(text: str, citations: list[dict[str, str]] | None = None,
-            tool_calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    return {"answer": text, "citations": citations or [], "tool_calls": tool_calls or []}
 
 
 def _kinds(blocks: list[dict[str, Any]]) -> list[str]:
@@ -29,42 +26,53 @@ def _check_limits(text: str, blocks: list[dict[str, Any]]) -> None:
         assert len(b.get("elements", [])) <= 10 and all(len(e["text"]) <= 2000 for e in b.get("elements", []))
 
 
-COST = """Cost on H100 SXM (hyperbolic 1x-H100, $1.29/hour):
-- about 10.0 h of running (as given) → $12.9 on demand
-- on spot (verda, $0.80/hour): about $8.46 expected
-Assumptions:
-- 'H100' covers H100 SXM, H100 PCIe, H100 NVL.
-Prices: Prices as of 2026-05-20 (193 days old); possibly stale: check the provider's live price before renting.
-Why (from the guide):
-- [ft-27] “Checkpoint often.”"""
-CITE = {"guide": "fine-tuning-llms", "passage_id": "ft-27", "title": "Best cloud GPUs for fine-tuning LLMs",
-        "quote": "Checkpoint often."}
+CITE = CitationRef(id="ft-27", title="Best cloud GPUs for fine-tuning LLMs",
+                   quote="If your code resumes cleanly from the last checkpoint, an interruption costs a few minutes, not the whole run.")
 
 
-def test_cost_answer_has_verdict_fields_assumptions_and_sources():
-    text, blocks = answer_blocks(_answer(COST, [CITE]))
+def cost_sections(lang: str = "en") -> Sections:
+    # 10 h x $1.29/h = $12.90 on demand; spot figures as tools/cost.py gives them
+    return Sections(
+        lang=lang, kind="cost", understood=[Finding(code="u.gpus", params={"names": ["H100"]})],
+        headline=[Finding(code="cost.job", params={
+            "hours": {"v": 10.0, "u": "h"}, "gpu": "H100 SXM", "how": {"code": "term.as_given"}, "provider": "hyperbolic",
+            "instance": "1x-H100", "price": {"v": 1.29, "u": "usd_h"}, "usd": {"v": 12.9, "u": "usd"}})],
+        key_numbers=[KeyNumber(label="num.on_demand_cost", value=12.9, unit="usd"),
+                     KeyNumber(label="num.spot_cost", value=8.46, unit="usd")],
+        assumptions=[Finding(code="cost.billing_unknown", params={"provider": "hyperbolic"})],
+        explanation=[Finding(code="why.spot_checkpoints", passage_id="ft-27")],
+        citations=[CITE], data_date="2026-05-20", data_stale=True)
+
+
+def test_cost_answer_blocks_come_from_the_sections():
+    s = cost_sections()
+    text, blocks = answer_blocks({"answer": "ignored", "sections": s.model_dump(mode="json")})
     _check_limits(text, blocks)
-    assert _kinds(blocks) == ["section", "section/fields", "context", "context"]
-    assert blocks[0]["text"]["text"] == "*Cost on H100 SXM (hyperbolic 1x-H100, $1.29/hour):*"
-    assert [f["text"] for f in blocks[1]["fields"]] == ["about 10.0 h of running (as given) → $12.9 on demand",
-                                                        "on spot (verda, $0.80/hour): about $8.46 expected"]
-    assert "'H100' covers" in blocks[2]["elements"][0]["text"]
-    sources = [e["text"] for e in blocks[3]["elements"]]
-    assert sources[0] == "*[ft-27]* Best cloud GPUs for fine-tuning LLMs: “Checkpoint often.”"
-    assert sources[1].startswith(":date: Prices as of 2026-05-20")
-    assert text == COST  # the fallback is the whole answer
+    assert _kinds(blocks) == ["context", "section", "section/fields", "section", "context", "context"]
+    assert blocks[0]["elements"][0]["text"] == "_Understood: on H100_"
+    assert blocks[1]["text"]["text"].startswith("*About 10 h of running on H100 SXM (as given) at hyperbolic")
+    assert [f["text"] for f in blocks[2]["fields"]] == ["On-demand cost: $12.9", "Expected cost on spot: $8.46"]
+    assert blocks[3]["text"]["text"].startswith("*Why*\n• Spot suits fine-tuning") and "[ft-27]" in blocks[3]["text"]["text"]
+    assert blocks[4]["elements"][0]["text"].startswith("*Assumptions*\n• The billing granularity of hyperbolic")
+    sources = [e["text"] for e in blocks[5]["elements"]]
+    assert sources[0] == f"*[ft-27]* {CITE.title}: “{CITE.quote}”"
+    assert sources[1].startswith(":date: Prices as of 2026-05-20.")
+    assert text == render_text(s)  # the fallback is the whole answer as text
 
 
 def test_mrkdwn_control_characters_are_escaped():
-    text, blocks = answer_blocks(_answer("Use <b> & <!channel> tricks\n- 3 < 4 & 5 > 2"))
-    assert blocks[0]["text"]["text"] == "*Use &lt;b&gt; &amp; &lt;!channel&gt; tricks*"
-    assert blocks[1]["fields"][0]["text"] == "3 &lt; 4 &amp; 5 &gt; 2"
+    s = Sections(headline=[Finding(code="prices.cheapest", params={
+        "kind": {"code": "term.spot"}, "gpu": "<b> & <!channel>", "price": {"v": 1.0, "u": "usd_gpu_h"},
+        "provider": "x", "instance": "y"})])
+    text, blocks = answer_blocks({"sections": s})
+    assert blocks[0]["text"]["text"] == "*Cheapest spot &lt;b&gt; &amp; &lt;!channel&gt;: $1.00/GPU-hour at x (y).*"
     assert "<" not in text and ">" not in text
 
 
 def test_at_most_ten_fields_and_the_rest_stays_in_the_message():
-    body = "\n".join(f"- item {i}: {i} GB" for i in range(15))
-    text, blocks = answer_blocks(_answer("Key numbers follow\n" + body))
+    s = Sections(headline=[Finding(code="answer.guide")],
+                 key_numbers=[KeyNumber(label=f"item {i}", value=float(i), unit="gb") for i in range(15)])
+    text, blocks = answer_blocks({"sections": s})
     _check_limits(text, blocks)
     fields = [f["text"] for b in blocks for f in b.get("fields", [])]
     assert len(fields) == MAX_FIELDS
@@ -73,86 +81,46 @@ def test_at_most_ten_fields_and_the_rest_stays_in_the_message():
 
 
 def test_long_answers_are_clipped_to_slack_limits():
-    long_line = "word " * 2000
-    text, blocks = answer_blocks(_answer("verdict " * 100 + "\n" + long_line + "\n- " + "9 " * 1500 + "\n"
-                                         + "x & y " * 10000, [dict(CITE, quote="q" * 5000)] * 12))
+    s = Sections(headline=[Finding(code="error.other", params={"text": "x & y " * 2000})],
+                 explanation=[Finding(code="error.other", params={"text": "word " * 2000})] * 3,
+                 citations=[CITE.model_copy(update={"quote": "q" * 5000})] * 12)
+    text, blocks = answer_blocks({"sections": s})
     _check_limits(text, blocks)
-    assert blocks[0]["text"]["text"].endswith("…") or len(blocks[0]["text"]["text"]) < 3000
     assert not blocks[0]["text"]["text"].startswith("*")  # a paragraph is not bolded
     assert "&am…" not in json.dumps(blocks)  # never cut inside an entity
 
 
-def test_offers_become_a_table_and_their_bullets_are_not_repeated():
-    text = ("On-demand H100, cheapest first:\n- hyperbolic h1: 1 GPU(s), $1.29/GPU-hour, default\n"
-            "'H100' covers H100 SXM, H100 PCIe.\nSpot H100, cheapest first:\n- verda v1: 1 GPU(s), spot $0.80/GPU-hour\n"
-            "'H100' covers H100 SXM, H100 PCIe.\nPrices: Prices as of 2026-05-20.")
-    offer = {"provider": "hyperbolic", "instance_type": "h1", "gpu_count": 1, "price_usd_per_gpu_hour": 1.29,
-             "region": "default"}
-    spot = {"provider": "verda", "instance_type": "v1", "gpu_count": 1, "price_usd_per_gpu_hour": 2.29,
-            "spot_price_usd_per_gpu_hour": 0.8015, "region": "FIN-02"}
-    calls = [{"name": "price_query", "args": {"gpu": "H100", "pricing": "on-demand"}, "result": {"offers": [offer]}},
-             {"name": "price_query", "args": {"gpu": "H100", "pricing": "spot"}, "result": {"offers": [spot]}}]
-    _, blocks = answer_blocks(_answer(text, tool_calls=calls))
-    assert _kinds(blocks) == ["section", "section", "section", "context"]
+def test_tables_and_options_become_code_blocks_and_numbered_lists():
+    s = Sections(
+        headline=[Finding(code="rec.best", params={"n": 2, "gpu": "A100", "provider": "vast", "price": {"v": 1.33, "u": "usd_h"}})],
+        tables=[Table(title=Finding(code="table.prices"), columns=["col.provider", "col.usd_gpu_h"],
+                      rows=[["hyperbolic", 1.29], ["verda", 0.8015]], units=["", "usd"])],
+        options=[Option(title=Finding(code="rec.option", params={"n": 2, "gpu": "A100", "provider": "vast"}),
+                        numbers=[KeyNumber(label="num.hours", value=1.34, unit="h")],
+                        offer={"provider": "vast", "instance_type": "a1", "region": "KR", "price_usd_per_hour": 1.33})])
+    _, blocks = answer_blocks({"sections": s})
+    assert _kinds(blocks) == ["section", "section", "section"]
     table = blocks[1]["text"]["text"].splitlines()
-    assert table[0] == table[-1] == "```"
-    assert table[1].split() == ["Provider", "Instance", "GPUs", "$/GPU-h", "Pricing", "Region"]
-    assert table[2].split() == ["hyperbolic", "h1", "1", "$1.29", "on-demand", "default"]
-    assert table[3].split() == ["verda", "v1", "1", "$0.80", "spot", "FIN-02"]
-    assert blocks[2]["text"]["text"] == "'H100' covers H100 SXM, H100 PCIe."
-    assert blocks[3]["elements"][0]["text"] == ":date: Prices as of 2026-05-20."
+    assert table[0] == "*Offers, cheapest first*" and table[1] == table[-1] == "```"
+    assert table[2].split() == ["Provider", "$/GPU-hour"] and table[3].split() == ["hyperbolic", "$1.29"]
+    assert table[4].split() == ["verda", "$0.80"]
+    assert blocks[2]["text"]["text"] == ("*Best options*\n1. 2 x A100 at vast\n      • Time: 1.34 h\n"
+                                         "      • Cheapest offer: vast a1, KR, $1.33/h")
 
 
-def test_recommend_options_table_and_best_option_as_key_numbers():
-    text = ("Best options (cheapest job):\n1. 2 x A100 at vast (a1, KR)\n   - Fits: 39.0 GB per GPU of 43.0 GB [ft-14].\n"
-            "   - About 1.34 h for 50,000,000 tokens.\n2. 1 x L40S at lium (l1, US)\n   - Fits: 46.5 GB of 48.3 GB.\n"
-            "Ruled out: 1 x A30: does not fit\nAssumptions:\n- Speeds are estimates.\n"
-            "- Prices as of 2026-05-20 (193 days old).")
-    options = [{"rank": 1, "gpu": "A100", "gpu_count": 2, "vram_per_gpu_gb": 38.95, "gpu_memory_gb": 42.95,
-                "tokens_per_s": 10346.8, "hours": 1.342, "price_usd_per_hour": 1.33, "job_cost_usd": 1.79,
-                "offer": {"provider": "vast"}},
-               {"rank": 2, "gpu": "L40S", "gpu_count": 1, "vram_per_gpu_gb": 46.5, "gpu_memory_gb": 48.3,
-                "tokens_per_s": 6075.0, "hours": 2.29, "price_usd_per_hour": 0.93, "job_cost_usd": 2.13,
-                "offer": {"provider": "lium"}}]
-    _, blocks = answer_blocks(_answer(text, tool_calls=[{"name": "recommend_gpus", "args": {},
-                                                          "result": {"options": options}}]))
-    assert _kinds(blocks) == ["section", "section/fields", "section", "section", "context", "context"]
-    assert [f["text"] for f in blocks[1]["fields"]] == ["Fits: 39.0 GB per GPU of 43.0 GB [ft-14].",
-                                                        "About 1.34 h for 50,000,000 tokens."]
-    rows = [r.split() for r in blocks[2]["text"]["text"].splitlines()[1:-1]]
-    assert rows[0] == ["#", "GPUs", "Provider", "GB/GPU", "tok/s", "Hours", "$/h", "$", "job"]
-    assert rows[1] == ["1", "2", "x", "A100", "vast", "39.0/43.0", "10,347", "1.34", "$1.33", "$1.79"]
-    assert blocks[3]["text"]["text"] == "Ruled out: 1 x A30: does not fit"
-    assert "Prices as of" not in blocks[4]["elements"][0]["text"]  # moved to the sources line
-    assert blocks[5]["elements"][0]["text"] == ":date: Prices as of 2026-05-20 (193 days old)."
+def test_urdu_answer_survives_the_json_round_trip():
+    s = cost_sections("ur")
+    text, blocks = answer_blocks({"sections": s})
+    assert blocks[1]["text"]["text"].startswith("*H100 SXM پر تقریباً 10 گھنٹے")
+    assert json.loads(json.dumps(blocks)) == blocks  # what slack_sdk sends
+    assert "قیمتیں 2026-05-20 کی ہیں۔" in json.dumps(blocks, ensure_ascii=False)
 
 
-def test_urdu_answer_is_kept_character_for_character():
-    text = ("جی ہاں — یہ سما جاتا ہے۔ Llama 3 8B کو فی GPU 18.5 GB درکار ہیں۔\nاہم اعداد:\n- وزن: 16.1 GB\n"
-            "- KV کیش: 0.54 GB\nمفروضات:\n- Figures are per GPU.\nوجہ (گائیڈ سے):\n- [ft-42] “ایک ہائی-وی آر اے ایم GPU کافی ہے۔”")
-    cite = {"guide": "fine-tuning-llms", "passage_id": "ft-42", "title": "ایل ایل ایمز کی فائن ٹیوننگ",
-            "quote": "ایک ہائی-وی آر اے ایم GPU کافی ہے۔"}
-    fallback, blocks = answer_blocks(_answer(text, [cite]))
-    assert fallback == text
-    assert blocks[0]["text"]["text"] == "*جی ہاں — یہ سما جاتا ہے۔ Llama 3 8B کو فی GPU 18.5 GB درکار ہیں۔*"
-    assert [f["text"] for f in blocks[1]["fields"]] == ["وزن: 16.1 GB", "KV کیش: 0.54 GB"]
-    assert blocks[2]["elements"][0]["text"] == "*مفروضات:*\n• Figures are per GPU."
-    assert blocks[3]["elements"][0]["text"] == "*[ft-42]* ایل ایل ایمز کی فائن ٹیوننگ: “ایک ہائی-وی آر اے ایم GPU کافی ہے۔”"
-    # survives the JSON round trip slack_sdk makes
-    assert json.loads(json.dumps(blocks)) == blocks
-
-
-def test_guide_answer_does_not_repeat_the_quotes_in_the_sources():
-    text = "From the guide:\n[ft-34] On-demand pricing gives you a guaranteed session."
-    cite = {"guide": "g", "passage_id": "ft-34", "title": "Fine-tuning guide",
-            "quote": "On-demand pricing gives you a guaranteed session."}
-    _, blocks = answer_blocks(_answer(text, [cite]))
-    assert blocks[-1]["elements"] == [{"type": "mrkdwn", "text": "*[ft-34]* Fine-tuning guide", "verbatim": True}]
-
-
-def test_quotes_without_structured_citations_stay_as_text():
-    _, blocks = answer_blocks(_answer("Use spot.\nWhy (from the guide):\n- [ga-45] “Spot is cheap.”"))
-    assert any("[ga-45]" in b.get("text", {}).get("text", "") for b in blocks)
+def test_an_answer_without_sections_is_one_escaped_section():
+    text, blocks = answer_blocks({"answer": "Invalid GPU <x> & more"})
+    assert text == "Invalid GPU &lt;x&gt; &amp; more"
+    assert blocks == [{"type": "section", "text": {"type": "mrkdwn", "text": text, "verbatim": True}}]
+    assert answer_blocks({"answer": ""}) == ("", [])
 
 
 def test_escape_only_touches_the_reserved_characters():

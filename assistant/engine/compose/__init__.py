@@ -16,7 +16,7 @@ from typing import Any
 from assistant.engine.answer import CitationRef, Finding, Sections
 from assistant.engine.compose.citations import cite, known_ids
 from assistant.engine.compose.common import Done, catalog_model_name, error_info, model_name, q_, results, set_verdict
-from assistant.engine.compose.forward import levers_part, solve_part
+from assistant.engine.compose.forward import drop_repeated_defaults, levers_part, solve_part
 from assistant.engine.compose.memory import fit_part, speed_part, train_part
 from assistant.engine.compose.money import cost_part, prices_part
 from assistant.engine.compose.recommend import recommend_part
@@ -48,6 +48,7 @@ def compose(query: Query, done: Done) -> Sections:
             order.insert(0, "solve")
         for key in order + [k for k in _PARTS if k not in order]:
             _PARTS[key](query, done, s)
+        drop_repeated_defaults(s)
     elif s.verdict != "ask":
         _nothing_computed(query, done, s)
     s.citations = _citations(query, done, s)
@@ -157,7 +158,8 @@ def understood(q: Query, done: Done | None = None) -> list[Finding]:
     elif q.gpu_count:
         out.append(Finding(code="u.gpu_count", params={"n": q.gpu_count}))
     if q.gpu_memory_gb:
-        out.append(Finding(code="u.gpu_memory", params={"gb": q_(q.gpu_memory_gb, "gb")}))
+        gb = int(q.gpu_memory_gb) if float(q.gpu_memory_gb).is_integer() else q.gpu_memory_gb
+        out.append(Finding(code="u.gpu_memory", params={"gb": q_(gb, "gb")}))
     out += _quantities(q)
     if q.providers:
         out.append(Finding(code="u.providers", params={"names": list(q.providers)}))
@@ -172,10 +174,12 @@ def understood(q: Query, done: Done | None = None) -> list[Finding]:
     if q.solve_for:
         out.append(Finding(code="u.solve_for", params={"what": {"code": f"term.{q.solve_for}"}}))
     if q.carried:
-        out.append(Finding(code="u.carried", params={"fields": [{"code": f"field.{f}"} for f in q.carried]}))
+        out.append(Finding(code="u.carried", params={"fields": [{"code": _CARRIED_LABEL.get(f, f"field.{f}")}
+                                                                for f in q.carried]}))
     return out
 
 
+_CARRIED_LABEL = {"gpus": "field.gpu", "gpu_unknown": "field.gpu", "model_unknown": "field.model"}
 _QUANTITIES = (("context_tokens", "u.context", "tokens"), ("prompt_tokens", "u.prompt", "tokens"),
                ("output_tokens", "u.output", "tokens"), ("batch", "u.batch", "int"), ("concurrent_users", "u.users", "int"),
                ("examples", "u.examples", "int"), ("tokens_per_example", "u.tokens_per_example", "tokens"),
@@ -192,8 +196,8 @@ def _quantities(q: Query) -> list[Finding]:
     for field, code, unit in _QUANTITIES:
         v = getattr(q, field)
         if v is not None:
-            if isinstance(v, float) and v.is_integer() and unit in ("tokens", "int", ""):
-                v = int(v)
+            if isinstance(v, float) and v.is_integer():
+                v = int(v)  # as the user said it: 80 GB, 3 epochs, $100
             out.append(Finding(code=code, params={"v": q_(v, unit)}))
     return out
 

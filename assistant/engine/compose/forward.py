@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from assistant.engine.answer import Finding, Option, Sections, Table
-from assistant.engine.compose.common import Done, kn, q_, set_verdict
+from assistant.engine.compose.common import Done, catalog_model_name, kn, q_, set_verdict
+from assistant.engine.compose.memory import vram_assumptions
 from assistant.engine.query import Query
 
 _COMPONENTS = ("weights", "kv_cache", "activations", "gradients", "optimizer", "cuda_context", "logits",
@@ -54,6 +55,7 @@ def levers_part(q: Query, done: Done, s: Sections) -> None:
             continue
         base = r.get("baseline") or {}
         problem = r.get("problem", "")
+        s.assumptions += practitioner_defaults(r.get("defaults_applied"))
         if problem == "fits":
             continue
         if not s.headline and base:
@@ -66,18 +68,40 @@ def levers_part(q: Query, done: Done, s: Sections) -> None:
         if not levers:
             s.notices.append(Finding(code="lever.none_found"))
         s.way_forward += [_lever_option(lv) for lv in levers[:3]]
-        for f in r.get("defaults_applied") or []:
-            p = f.get("params") or {}
-            v = p.get("value")
-            val = {"code": "term.on" if v else "term.off"} if isinstance(v, bool) else v
-            s.assumptions.append(Finding(code="assume.practitioner_default",
-                                         params={"field": f"field.{p.get('field', '')}", "value": val}))
+
+
+_LABEL_OF_FIELD = {"grad_checkpointing": "num.checkpointing", "double_quant": "num.double_quant",
+                   "weight_precision": "num.weight_precision"}
+
+
+def drop_repeated_defaults(s: Sections) -> None:
+    """A value said as a practitioner default is not said again as a plain default."""
+    said = {_LABEL_OF_FIELD.get(str(f.params.get("field", "")).removeprefix("field."))
+            for f in s.assumptions if f.code == "assume.practitioner_default"}
+    s.assumptions = [f for f in s.assumptions if not (f.code == "assume.default" and f.params.get("label") in said)]
+
+
+def practitioner_defaults(findings: list[dict[str, Any]] | None) -> list[Finding]:
+    """`default_applied` findings of the tools: what practitioners run, said as such."""
+    out = []
+    for f in findings or []:
+        if f.get("code") != "default_applied":
+            continue
+        p = f.get("params") or {}
+        v = p.get("value")
+        val = {"code": "term.on" if v else "term.off"} if isinstance(v, bool) else v
+        out.append(Finding(code="assume.practitioner_default", params={"field": f"field.{p.get('field', '')}", "value": val}))
+    return out
 
 
 def _limit(limited_by: str) -> dict[str, Any]:
     if limited_by in _COMPONENTS:
         return {"code": f"comp.{limited_by}"}
     return {"code": f"limit.{limited_by}"}
+
+
+# The value solved for is the answer, not an assumption.
+_SOLVED_LABELS = {"max_context": ("num.context", "num.seq_len"), "max_batch": ("num.sequences", "num.micro_batch")}
 
 
 def solve_part(q: Query, done: Done, s: Sections) -> None:
@@ -90,11 +114,16 @@ def solve_part(q: Query, done: Done, s: Sections) -> None:
 def _one_solution(q: Query, a: dict[str, Any], r: dict[str, Any], s: Sections) -> None:
     unknown, cfg = r["unknown"], r.get("config") or {}
     gpu = a.get("gpu") or (q.gpus[0] if q.gpus else (f"{q.gpu_memory_gb:g} GB" if q.gpu_memory_gb else ""))
-    base = {"gpu": gpu, "model": q.model_text or q.model or (f"{q.params_b:g}B" if q.params_b else ""),
+    base = {"gpu": gpu, "model": catalog_model_name(q.model) if q.model else (q.model_text or (
+                f"{q.params_b:g}B" if q.params_b else "")),
             "memory": q_(r.get("memory_gb"), "gb"), "gpu_gb": q_(r.get("gpu_memory_gb"), "gb"),
             "limit": _limit(r.get("limited_by", ""))}
+    s.assumptions += practitioner_defaults(r.get("findings"))
+    if unknown != "best_gpu_by_cost" and cfg.get("method"):
+        solved = _SOLVED_LABELS.get(unknown, ())
+        s.assumptions += [f for f in vram_assumptions(q, {"inputs": cfg}) if f.params.get("label") not in solved]
     if not r.get("solved"):
-        f = next((x for x in r.get("findings") or []), None)
+        f = next((x for x in r.get("findings") or [] if x.get("code") != "default_applied"), None)
         p = (f or {}).get("params") or {}
         code = f"solve.none_{(f or {}).get('code', unknown)}"
         s.headline.append(Finding(code=code, params=base | {

@@ -64,7 +64,8 @@ def quantity(lang: str, v: Any, unit: str = "") -> str:
         s = v
     elif unit in _MONEY:
         s = usd(v)
-    elif unit in _COUNTS or (isinstance(v, int) and not isinstance(v, bool)):
+    elif unit in _COUNTS or (isinstance(v, int) and not isinstance(v, bool)) or (
+            unit == "h" and float(v).is_integer()):
         s = count(v)
     elif unit in ("gib", "min", "pct"):
         s = compact(v)
