@@ -231,6 +231,24 @@ def test_budget_and_spot_are_answered():
     assert "about $8.46 expected, with 0.53 expected interruptions" in text
 
 
+def test_billing_question_in_the_minutes_the_user_gave():
+    # 20 min at $1.29/h: $0.43 billed per second, a whole hour ($1.29) billed hourly
+    r = job_cost(runtime_hours=1 / 3, on_demand_cost_usd=1.29,
+                 billing={"per_second_usd": 0.43, "per_minute_usd": 0.43, "per_hour_usd": 1.29})
+    s = compose(q(intents=["cost"], gpus=["H100"], billing=True, duration_hours=1 / 3), [("cost_estimator", {}, r)])
+    assert render_text(s).split("\n")[2] == ("Billing granularity matters for short runs: 20 min on H100 SXM costs $0.43 "
+                                             "billed per second, $0.43 per minute, but $1.29 billed per hour.")
+    assert [c.id for c in s.citations] == ["ft-28"]
+
+
+def test_size_only_model_and_memory_only_gpu_are_phrases_not_tool_prose():
+    r = vram(gpu="a 80 GB GPU", mem=85.9, total=131.0, fits=False, method="full")
+    r["model"] = {"id": "params-7b", "name": "7B-parameter model (rough shape)", "rough": True, "params_b": 7.0}
+    text = render_text(compose(q(params_b=7, gpu_memory_gb=80, method="full"), [("vram_calculator", {}, r)]))
+    assert "No — it does not fit. 7B-parameter model (shape estimated from its size) (full fine-tuning, bf16)" in text
+    assert "on a GPU with 80 GB (85.9 GB)" in text and "rough shape" not in text and "a 80 GB GPU" not in text
+
+
 def test_two_gpus_cost_side_by_side():
     a = job_cost()
     b = job_cost(on_demand_cost_usd=20.0, offer={"provider": "lium", "instance_type": "x", "gpu": "RTX 4090",

@@ -103,7 +103,9 @@ def _queries() -> dict[str, tuple[dict, list[tuple[str, dict, dict]]]]:
                      [("cost_estimator", {}, job_cost(findings=[
                          {"code": "egress_rate_unknown", "params": {"egress_gb": 500, "provider": "hyperbolic"}},
                          {"code": "storage_cost", "params": {"storage_gb": 200, "months": 1, "usd_per_gb_month": 0.07,
-                                                             "provider": "hyperbolic", "usd": 14.0}}], storage_usd=14.0))])
+                                                             "provider": "hyperbolic", "usd": 14.0}},
+                         {"code": "total_unknown", "params": {"unknown": ["egress_usd"]}}],
+                         storage_usd=14.0, egress_usd=None, total_usd=None))])
     out["serve-hand"] = ({"intents": ["cost"], "model": "llama-3.1-8b", "gpus": ["L40S"], "carried": ["gpus", "providers"],
                           "not_used": ["42"], "out_of_range": ["10,000,000 tokens"]}, [("cost_estimator", {}, serving_cost())])
     return out

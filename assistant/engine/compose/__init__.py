@@ -141,8 +141,8 @@ def understood(q: Query, done: Done | None = None) -> list[Finding]:
     name = next((model_name(r) for _, r in results(done or [], "vram_calculator", "training_time", "speed_estimator")
                  if model_name(r)), None)
     if q.model or q.model_text:
-        out.append(Finding(code="u.model", params={"name": name or catalog_model_name(q.model) if q.model
-                                                    else q.model_text}))
+        out.append(Finding(code="u.model", params={"name": name or (catalog_model_name(q.model) if q.model
+                                                                     else q.model_text)}))
     elif q.params_b:
         out.append(Finding(code="u.params", params={"b": f"{q.params_b:g}B"}))
     if q.method:

@@ -70,6 +70,28 @@ def model_name(r: dict[str, Any], q: Query | None = None) -> str:
     return ""
 
 
+def model_label(r: dict[str, Any], q: Query | None = None) -> Any:
+    """The model for a message: its name, or a phrase for a shape built from a size alone."""
+    m = r.get("model")
+    if isinstance(m, dict) and m.get("rough") and m.get("params_b"):
+        return {"code": "name.rough_model", "params": {"b": f"{float(m['params_b']):g}B"}}
+    if not r and q is not None and q.params_b and not q.model:
+        return {"code": "name.rough_model", "params": {"b": f"{q.params_b:g}B"}}
+    return model_name(r, q)
+
+
+def gpu_label(name: Any, q: Query | None) -> Any:
+    """A GPU for a message: its name, or a phrase when only a memory size was given."""
+    if q is not None and q.gpu_memory_gb and not q.gpus:
+        return {"code": "name.gpu_of_memory", "params": {"gb": q_(user_number(q.gpu_memory_gb), "gb")}}
+    return name
+
+
+def user_number(v: Any) -> Any:
+    """A number as the user gave it: 80 rather than 80.0."""
+    return int(v) if isinstance(v, float) and v.is_integer() else v
+
+
 def catalog_model_name(model_id: str) -> str:
     from knowledge.catalog import resolve_model
     from tools.errors import AdvisorError

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from assistant.engine.answer import Finding, Sections, Table
-from assistant.engine.compose.common import Done, add_details, kn, model_name, q_, results, set_verdict
+from assistant.engine.compose.common import (Done, add_details, gpu_label, kn, model_label, model_name, q_, results,
+                                             set_verdict, user_number)
 from assistant.engine.query import Query
 
 _MIN_COMPONENT_GB = 0.005
@@ -21,9 +22,9 @@ def on_off(v: Any) -> dict[str, str]:
     return {"code": "term.on" if v else "term.off"}
 
 
-def gpu_memory_assumption(fit: dict[str, Any]) -> Finding:
+def gpu_memory_assumption(fit: dict[str, Any], q: Query | None = None) -> Finding:
     gb = float(fit["gpu_memory_gb"])
-    return Finding(code="assume.gpu_memory", params={"gpu": fit["gpu"], "gib": q_(gb * 1e9 / 2**30, "gib"),
+    return Finding(code="assume.gpu_memory", params={"gpu": gpu_label(fit["gpu"], q), "gib": q_(gb * 1e9 / 2**30, "gib"),
                                                      "gb": q_(gb, "gb")})
 
 
@@ -32,7 +33,7 @@ def vram_assumptions(q: Query, r: dict[str, Any]) -> list[Finding]:
     inp = r.get("inputs", {})
     if r.get("model", {}).get("kind") == "image-generation":
         out = [Finding(code="assume.diffusion_weights"), Finding(code="assume.diffusion_activations")]
-        return out + ([gpu_memory_assumption(r["fit"])] if r.get("fit") else [])
+        return out + ([gpu_memory_assumption(r["fit"], q)] if r.get("fit") else [])
     out = [Finding(code="assume.per_gpu")]
     method = inp.get("method", "inference")
     out.append(stated("num.weight_precision", inp.get("weight_precision"), "", q.precision is not None))
@@ -58,21 +59,22 @@ def vram_assumptions(q: Query, r: dict[str, Any]) -> list[Finding]:
         if (inp.get("gpus") or 1) > 1:
             out.append(Finding(code="assume.sharding", params={"n": inp["gpus"], "how": inp.get("sharding", "fsdp")}))
     if r.get("fit"):
-        out.append(gpu_memory_assumption(r["fit"]))
+        out.append(gpu_memory_assumption(r["fit"], q))
     return out
 
 
-def _fit_finding(r: dict[str, Any], prefix: str = "fit") -> tuple[Finding, str]:
+def _fit_finding(r: dict[str, Any], prefix: str = "fit", q: Query | None = None) -> tuple[Finding, str]:
     inp, f = r.get("inputs", {}), r.get("fit")
     prec: Any = inp.get("weight_precision") or inp.get("precision") or ""
     if r.get("model", {}).get("kind") == "image-generation" and str(prec).startswith("default"):
         prec = {"code": "term.default_precision"}
-    p = {"model": model_name(r), "method": inp.get("method", "inference"), "precision": prec,
+    p = {"model": model_label(r), "method": inp.get("method", "inference"), "precision": prec,
          "total": q_(r["total_gb"], "gb")}
     if not f:
         return Finding(code=f"{prefix}.need", params=p), "info"
     n = inp.get("gpus") or 1
-    p |= {"gpu": (f"{n} x " if n > 1 else "") + str(f["gpu"]), "gpu_gb": q_(f["gpu_memory_gb"], "gb")}
+    gpu = gpu_label(f["gpu"], q)
+    p |= {"gpu": f"{n} x {gpu}" if n > 1 and isinstance(gpu, str) else gpu, "gpu_gb": q_(f["gpu_memory_gb"], "gb")}
     if f["fits"]:
         return Finding(code=f"{prefix}.yes", params=p | {"head": q_(f["headroom_gb"], "gb")}), "yes"
     return Finding(code=f"{prefix}.no", params=p | {"short": q_(-f["headroom_gb"], "gb")}), "no"
@@ -105,7 +107,7 @@ def fit_part(q: Query, done: Done, s: Sections) -> None:
     if len(others) > 1:
         _fit_compare(others, s)
     else:
-        f, verdict = _fit_finding(r)
+        f, verdict = _fit_finding(r, q=q)
         s.headline.append(f)
         set_verdict(s, verdict)
         s.key_numbers.append(kn("num.total_per_gpu", r["total_gb"], "gb"))
@@ -119,7 +121,7 @@ def fit_part(q: Query, done: Done, s: Sections) -> None:
                                                                        "b": q_(bf16[0]["total_gb"], "gb")},
                                      passage_id="ft-20"))
         if bf16[0].get("fit"):
-            s.headline.append(_fit_finding(bf16[0], "fit.bf16")[0])
+            s.headline.append(_fit_finding(bf16[0], "fit.bf16", q)[0])
     if s.verdict == "no" and not results(done, "way_forward"):
         method = r.get("inputs", {}).get("method", "inference")
         s.explanation.append(Finding(code="why.quantize", passage_id="ga-08") if method == "inference"
@@ -152,7 +154,7 @@ def speed_part(q: Query, done: Done, s: Sections) -> None:
     rs = [r for _, r in sp]
     r0 = rs[0]
     inp = r0.get("inputs", {})
-    model = model_name(r0, q)
+    model = model_label(r0, q)
 
     def item(r: dict[str, Any]) -> Any:
         i = r.get("inputs", {})
@@ -194,7 +196,7 @@ def speed_part(q: Query, done: Done, s: Sections) -> None:
         for r in rs:
             ok = r["decode_tokens_per_s"] >= q.min_tokens_per_s
             s.headline.append(Finding(code="speed.target_met" if ok else "speed.target_missed", params={
-                "gpu": item(r), "per": q_(r["decode_tokens_per_s"], "tok_s"), "target": q_(q.min_tokens_per_s, "tok_s")}))
+                "gpu": item(r), "per": q_(r["decode_tokens_per_s"], "tok_s"), "target": q_(user_number(q.min_tokens_per_s), "tok_s")}))
         set_verdict(s, "yes" if all(r["decode_tokens_per_s"] >= q.min_tokens_per_s for r in rs) else "no")
     if r0["bound"] == "memory":
         s.explanation.append(Finding(code="why.bandwidth", passage_id="ga-07"))
@@ -221,7 +223,7 @@ def train_part(q: Query, done: Done, s: Sections) -> None:
 
     for r in rs:
         s.headline.append(Finding(code="train.head", params={
-            "model": model_name(r, q), "method": r.get("inputs", {}).get("method", ""), "gpu": item(r),
+            "model": model_label(r, q), "method": r.get("inputs", {}).get("method", ""), "gpu": item(r),
             "hours": q_(r["hours"], "h"), "gpu_hours": q_(r["gpu_hours"], ""), "tps": q_(r["tokens_per_s"], "tok_s")}))
     if len(rs) == 1:
         s.key_numbers += [kn("num.train_throughput", r0["tokens_per_s"], "tok_s"), kn("num.hours", r0["hours"], "h"),
@@ -236,7 +238,7 @@ def train_part(q: Query, done: Done, s: Sections) -> None:
         for r in rs:
             ok = r["hours"] <= q.deadline_hours
             s.headline.append(Finding(code="train.within_deadline" if ok else "train.past_deadline", params={
-                "gpu": item(r), "hours": q_(r["hours"], "h"), "deadline": q_(q.deadline_hours, "h")}))
+                "gpu": item(r), "hours": q_(r["hours"], "h"), "deadline": q_(user_number(q.deadline_hours), "h")}))
         set_verdict(s, "yes" if all(r["hours"] <= q.deadline_hours for r in rs) else "no")
     s.assumptions += train_assumptions(q, a0, r0)
     add_details(s, r0.get("assumptions"))

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from assistant.engine.answer import Finding, Option, Sections, Table
-from assistant.engine.compose.common import Done, add_details, kn, model_name, note_data, q_, results, set_verdict
+from assistant.engine.compose.common import (Done, add_details, kn, model_label, note_data, q_, results, set_verdict,
+                                             user_number)
 from assistant.engine.compose.memory import stated
 from assistant.engine.query import Query
 
@@ -60,7 +61,7 @@ def prices_part(q: Query, done: Done, s: Sections) -> None:
 _UNIT_OF_INCREMENT = {1: "term.second", 60: "term.minute", 3600: "term.hour"}
 
 
-def cost_finding(f: dict[str, Any]) -> Finding | None:
+def cost_finding(f: dict[str, Any], gpu: str = "") -> Finding | None:
     """A cost tool finding as a catalog message (codes of tools/cost.py; parameters made presentable)."""
     code, p = f.get("code", ""), dict(f.get("params") or {})
     if code == "batch_limited_by":
@@ -87,7 +88,7 @@ def cost_finding(f: dict[str, Any]) -> Finding | None:
     if code in ("serving_always_on", "serving_spot_not_advisable", "load_exceeds_memory", "gpu_memory_unknown",
                 "price_unknown", "billing_unknown", "spot_price_unknown", "total_unknown", "price_given"):
         if code == "spot_price_unknown":
-            p = {"provider": p.get("provider") or ""}
+            p = {"provider": p.get("provider") or "", "gpu": gpu}
         if code == "serving_always_on":
             p = {"hours": p.get("hours_per_month"), "batch": p.get("batch")}
         if code == "total_unknown":
@@ -163,7 +164,7 @@ def cost_part(q: Query, done: Done, s: Sections) -> None:
     seen: set[str] = set()
     for a, r in cs:
         for f in r.get("findings") or []:
-            fd = cost_finding(f)
+            fd = cost_finding(f, _offer_gpu(r, a))
             if fd is None or fd.model_dump_json() in seen:
                 continue
             seen.add(fd.model_dump_json())
@@ -176,10 +177,10 @@ def cost_part(q: Query, done: Done, s: Sections) -> None:
         s.explanation.append(Finding(code="why.spot_checkpoints", passage_id="ft-27"))
     if q.billing:
         s.explanation.append(Finding(code="why.billing", passage_id="ft-28"))
-    if q.egress_gb and not any("egress_usd" in r for _, r in cs):
-        s.notices.append(Finding(code="cost.egress_not_costed", params={"gb": q_(q.egress_gb, "gb")}))
-    if q.storage_gb and not any("storage_usd" in r for _, r in cs):
-        s.notices.append(Finding(code="cost.storage_not_costed", params={"gb": q_(q.storage_gb, "gb")}))
+    for kind, amount in (("egress", q.egress_gb), ("storage", q.storage_gb)):
+        if amount and not any(f"{kind}_usd" in r or any(str(f.get("code", "")).startswith(kind) for f in r.get("findings") or [])
+                              for _, r in cs):
+            s.notices.append(Finding(code=f"cost.{kind}_not_costed", params={"gb": q_(user_number(amount), "gb")}))
     _budget(q, cs, s)
     a0, r0 = cs[0]
     if q.examples and not q.tokens_per_example and a0.get("tokens_per_example"):
@@ -198,14 +199,17 @@ def _cost_headline(q: Query, a: dict[str, Any], r: dict[str, Any]) -> list[Findi
     if "serving" in r:
         sv = r["serving"]
         return [Finding(code="cost.serve", params=base | {
-            "model": model_name(r, q), "mtok": q_(sv.get("usd_per_million_tokens"), "usd_mtok"), "batch": sv.get("batch"),
+            "model": model_label(r, q), "mtok": q_(sv.get("usd_per_million_tokens"), "usd_mtok"), "batch": sv.get("batch"),
             "basis": {"code": f"term.basis_{sv.get('basis', 'throughput_optimal')}"},
             "mtok1": q_(sv.get("usd_per_million_tokens_batch_1"), "usd_mtok"), "monthly": q_(sv.get("monthly_usd"), "usd_month")})]
     out = []
     b = r.get("billing") or {}
+    run = q_(r.get("runtime_hours"), "h")
+    if q.duration_hours and abs(q.duration_hours * 60 - round(q.duration_hours * 60)) < 1e-6 and q.duration_hours < 1:
+        run = q_(round(q.duration_hours * 60), "min")  # the minutes the user gave
     if q.billing and b:
         out.append(Finding(code="cost.billing_verdict", params={
-            "gpu": gpu, "run": q_(r.get("runtime_hours"), "h"), "ps": q_(b.get("per_second_usd"), "usd"),
+            "gpu": gpu, "run": run, "ps": q_(b.get("per_second_usd"), "usd"),
             "pm": q_(b.get("per_minute_usd"), "usd"), "ph": q_(b.get("per_hour_usd"), "usd")}))
     how = {"code": "term.training_estimate" if r.get("training") else "term.as_given"}
     if r.get("on_demand_cost_usd") is not None:
@@ -247,7 +251,7 @@ def _budget(q: Query, cs: list[tuple[dict, dict]], s: Sections) -> None:
                 continue
             ok = total <= q.budget_usd_total
             s.headline.append(Finding(code="budget.within" if ok else "budget.over", params={
-                "gpu": _offer_gpu(r, a), "usd": q_(total, "usd"), "budget": q_(q.budget_usd_total, "usd")}))
+                "gpu": _offer_gpu(r, a), "usd": q_(total, "usd"), "budget": q_(user_number(q.budget_usd_total), "usd")}))
             set_verdict(s, "yes" if ok else "no")
     if q.budget_usd_per_hour:
         for a, r in cs:
@@ -255,4 +259,4 @@ def _budget(q: Query, cs: list[tuple[dict, dict]], s: Sections) -> None:
             if price is not None:
                 ok = price <= q.budget_usd_per_hour
                 s.headline.append(Finding(code="budget.hour_within" if ok else "budget.hour_over", params={
-                    "gpu": _offer_gpu(r, a), "price": q_(price, "usd_h"), "budget": q_(q.budget_usd_per_hour, "usd_h")}))
+                    "gpu": _offer_gpu(r, a), "price": q_(price, "usd_h"), "budget": q_(user_number(q.budget_usd_per_hour), "usd_h")}))
