@@ -57,10 +57,16 @@ def _size(resolution: Any, width: int | None, height: int | None, default: int) 
     return width or height or default, height or width or default
 
 
-def _request(arch: Any, extra: dict[str, Any], **kw: Any) -> ImageRequest:
+def _ignored(extra: dict[str, Any]) -> list[str]:
+    """A note naming the language-model options that were given but do not apply (none: empty)."""
     bad = [k for k in _LLM_ONLY if extra.get(k) is not None]
-    if bad:
-        raise InvalidCombination(f"{', '.join(bad)} appl{'ies' if len(bad) == 1 else 'y'} to language models; {_IMAGE_HINT}")
+    return [f"Ignored for an image pipeline: {', '.join(bad)} (language-model options); {_IMAGE_HINT}."] if bad else []
+
+
+def _request(arch: Any, extra: dict[str, Any], **kw: Any) -> ImageRequest:
+    unknown = [k for k in extra if k not in _LLM_ONLY and k not in ("method", "gpus") and extra[k] is not None]
+    if unknown:
+        raise InvalidInput(unknown[0], extra[unknown[0]], _IMAGE_HINT)
     if extra.get("method") not in (None, "inference"):
         raise InvalidInput("method", extra["method"],
                            "inference for image pipelines (fine-tuning memory of diffusion models is not modelled)")
@@ -103,6 +109,7 @@ def image_vram(*, model: str, gpu: str | None = None, gpu_memory_gb: float | Non
                    placement=placement, vae_slicing=vae_slicing)
     mem, note = _gpu_mem(gpu, gpu_memory_gb)
     est = estimate_image_memory(pipe, arch, req, mem)
+    est.assumptions += _ignored(extra)
     if est.fit is not None and not est.fit.fits:
         fits = [p for p in est.placements if p["peak_gb"] <= est.fit.gpu_memory_gb]
         est.assumptions.insert(0, f"Does not fit with {req.placement}; " + (
@@ -137,6 +144,7 @@ def image_speed(*, model: str, gpu: str, engine: str | None = None, precision: s
                    batch=batch, precision=precision, text_encoder_precision=text_encoder_precision, placement=placement,
                    vae_slicing=vae_slicing)
     est = estimate_image_speed(pipe, arch, match.gpu, fw, req)
+    est.assumptions += _ignored(extra)
     if est.memory and est.memory.get("fits") is False:
         fits = [p for p in est.memory["placements"] if match.gpu.memory_gb and p["peak_gb"] <= match.gpu.memory_gb]
         if fits:

@@ -143,8 +143,10 @@ def _batch_option(components, arch, base, req, g, n, group, fw, billing) -> dict
     if job.get("spot") and job["spot"].get("cost_usd") is not None:
         reasons.append(f"About ${job['spot']['cost_usd']:,.2f} on spot: each saved image is a checkpoint, so an "
                        "interruption costs a reload, not the job.")
-    return {"gpu": g.name, "gpu_id": g.id, "gpu_count": n, "instances": instances, "placement": r.placement,
-            "precision": r.precision, "vram_gb": mem.total_gb, "gpu_memory_gb": mem_gb,
+    return {"kind": "image-batch", "gpu": g.name, "gpu_id": g.id, "gpu_count": n, "instances": instances,
+            "placement": r.placement, "precision": r.precision, "vram_gb": mem.total_gb, "vram_per_gpu_gb": mem.total_gb,
+            "gpu_memory_gb": mem_gb, "price_usd_per_hour": od.price_usd_per_hour if od else None,
+            "job_cost_usd": job.get("on_demand_cost_usd"), "spot_job_cost_usd": (job.get("spot") or {}).get("cost_usd"),
             "seconds_per_image": spd.seconds_per_image, "images_per_hour_per_gpu": spd.images_per_hour,
             "hours": job["runtime_hours"], "job": job, "offer": _offer(offer), "reasons": reasons, "citations": [],
             "rank_cost": best, "rank_speed": -job["runtime_hours"]}
@@ -194,8 +196,10 @@ def _endpoint_option(components, arch, base, req, g, mem_gb, od, fw) -> dict[str
                    f"${monthly:,.0f} a month always on; ${ec['usd_per_1000_images']:.3f} per 1,000 images at "
                    f"{load:,.0f} images/hour (${od.price_usd_per_hour:.2f}/h, {od.provider}).",
                    "Spot is not advisable for a user-facing endpoint: an interruption takes it down."]
-        return {"gpu": g.name, "gpu_id": g.id, "gpu_count": 1, "replicas": replicas, "batch_per_replica": batch,
-                "placement": r.placement, "latency_s": spd.seconds_per_batch, "vram_gb": mem.total_gb,
+        return {"kind": "image-endpoint", "gpu": g.name, "gpu_id": g.id, "gpu_count": 1, "replicas": replicas,
+                "batch_per_replica": batch, "placement": r.placement, "latency_s": spd.seconds_per_batch,
+                "seconds_per_image": spd.seconds_per_image, "images_per_hour_per_replica": spd.images_per_hour,
+                "vram_gb": mem.total_gb, "vram_per_gpu_gb": mem.total_gb, "price_usd_per_hour": od.price_usd_per_hour,
                 "gpu_memory_gb": mem_gb, "monthly_usd": monthly, "usd_per_1000_images": ec["usd_per_1000_images"],
                 "offer": _offer(od), "reasons": reasons, "citations": [], "rank_cost": monthly,
                 "rank_speed": -spd.seconds_per_batch}

@@ -44,9 +44,14 @@ def test_resolution_forms_and_bad_values(capsys):
     assert rc == 2 and "placement" in err and "sequential-offload" in err
 
 
-def test_llm_only_options_are_refused_for_image_pipelines(capsys):
-    rc, _, err = _cli(capsys, "speed", "--model", "sdxl", "--gpu", "L4", "--prompt-tokens", "100")
-    assert rc == 2 and "prompt_tokens" in err and "--resolution" in err
+def test_llm_only_options_are_named_as_ignored_for_image_pipelines(capsys):
+    rc, out, _ = _cli(capsys, "speed", "--model", "sdxl", "--gpu", "L4", "--prompt-tokens", "100", "--json")
+    assert rc == 0
+    assert any("Ignored for an image pipeline: prompt_tokens" in a for a in json.loads(out)["assumptions"])
+    v = api.vram(model="flux.1-dev", seq_len=4096)   # what the chat router sends by default
+    assert any("seq_len" in a for a in v.assumptions)
+    with pytest.raises(InvalidInput, match="resolution"):
+        api.image_vram(model="sdxl", colour="red")
     with pytest.raises(InvalidInput, match="inference for image pipelines"):
         api.vram(model="sdxl", method="lora")
 
