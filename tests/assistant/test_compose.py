@@ -358,3 +358,29 @@ def test_a_statement_never_points_at_a_passage_that_does_not_exist():
     cites = _citations(q(), [], s)
     assert "ft-40" not in {c.id for c in cites} and s.explanation[-1].passage_id is None
     assert "ft-40" not in known_ids() and "[ft-40]" not in render_text(s)
+
+
+def test_model_comparison_columns_name_the_models():
+    a, b = speed("L4", 25.1, 25.1), speed("L4", 30.2, 30.2)
+    b["inputs"] = dict(b["inputs"], model="mistral-7b")
+    s = compose(q(intents=["compare"], model="llama-3.1-8b", gpus=["L4"]), [("speed_estimator", {}, a), ("speed_estimator", {}, b)])
+    assert s.tables[0].columns[1:] == ["Llama 3.1 8B", "Mistral 7B v0.1"]
+    assert codes(s.headline) == ["speed.compare_models_head"]
+
+
+@pytest.mark.parametrize("request_, first, gb", [
+    # 7.24B params x 1 byte (int8) + 16-bit embeddings/head + KV + CUDA reserve ~ 8.9 GB < 12 GiB = 12.88 GB
+    pytest.param(dict(model="mistral-7b", gpu="RTX 3060", method="inference", weight_precision="bf16"),
+                 "1. 8-bit weights (int8)", "8.93 GB of 12.9 GB", id="7b-bf16-on-12gb-card"),
+    # LoRA of a 32B model with checkpointing off needs 111 GB; on, the activations shrink to one layer's input each
+    pytest.param(dict(model="qwen2.5-32b", gpu="A100", method="lora", grad_checkpointing=False),
+                 "1. Gradient checkpointing on", "75.3 GB of 85.9 GB", id="32b-lora-80gb-checkpointing"),
+])
+def test_way_forward_from_the_levers_tool(request_, first, gb):
+    from assistant import api
+    from assistant.tool_registry import _clean
+
+    wf = _clean(api.levers(**request_))
+    s = compose(q(model=request_["model"], gpus=[request_["gpu"]]), [("way_forward", request_, wf)])
+    text = render_text(s)
+    assert s.verdict == "no" and first in text and f"Memory per GPU: {gb}" in text

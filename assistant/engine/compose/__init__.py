@@ -52,6 +52,8 @@ def compose(query: Query, done: Done) -> Sections:
     elif s.verdict != "ask":
         _nothing_computed(query, done, s)
     s.citations = _citations(query, done, s)
+    if s.verdict in ("ask", "error") and not _computed(done):
+        s.kind = s.verdict
     return s
 
 

@@ -96,6 +96,21 @@ def _label(r: dict[str, Any], others: list[dict[str, Any]]) -> str:
     return " · ".join(keep) or mine[0]
 
 
+def column(r: dict[str, Any], rs: list[dict[str, Any]]) -> Any:
+    """A comparison column's header: the parts that tell this result apart (model, GPU, precision,
+    method), and the batch when batches differ."""
+    def parts(x: dict[str, Any]) -> list[str]:
+        i = x.get("inputs", {})
+        gpu = str((x.get("gpu") or {}).get("name", "")) + (f" x{i['gpus']}" if (i.get("gpus") or 1) > 1 else "")
+        return [model_name(x), gpu, str(i.get("precision") or ""), str(i.get("method") or "")]
+    mine, all_ = parts(r), [parts(x) for x in rs]
+    keep = [p for j, p in enumerate(mine) if p and len({a[j] for a in all_}) > 1]
+    text = " · ".join(keep) or mine[1] or mine[0]
+    if len({x.get("inputs", {}).get("batch") for x in rs}) > 1:
+        return {"code": "col.batch", "params": {"gpu": text, "n": r.get("inputs", {}).get("batch")}}
+    return text
+
+
 def fit_part(q: Query, done: Done, s: Sections) -> None:
     vr = [r for _, r in results(done, "vram_calculator")]
     if not vr:
@@ -180,8 +195,11 @@ def speed_part(q: Query, done: Done, s: Sections) -> None:
             if mem.get("aggregate_tokens_per_s_at_max_batch"):
                 s.key_numbers.append(kn("num.total_at_max_batch", mem["aggregate_tokens_per_s_at_max_batch"], "tok_s"))
     else:
-        s.headline.append(Finding(code="speed.compare_head", params={"model": model, "precision": inp.get("precision", "")}))
-        cols = ["col.metric"] + [item(r) for r in rs]
+        if len({model_name(r) for r in rs}) > 1:
+            s.headline.append(Finding(code="speed.compare_models_head"))
+        else:
+            s.headline.append(Finding(code="speed.compare_head", params={"model": model, "precision": inp.get("precision", "")}))
+        cols = ["col.metric"] + [column(r, rs) for r in rs]
         rows = [[{"code": "num.per_user"}] + [q_(r["decode_tokens_per_s"], "tok_s") for r in rs],
                 [{"code": "num.total_throughput"}] + [q_(r["aggregate_tokens_per_s"], "tok_s") for r in rs],
                 [{"code": "num.ttft"}] + [q_(r["time_to_first_token_s"], "s") for r in rs],
@@ -229,7 +247,7 @@ def train_part(q: Query, done: Done, s: Sections) -> None:
         s.key_numbers += [kn("num.train_throughput", r0["tokens_per_s"], "tok_s"), kn("num.hours", r0["hours"], "h"),
                           kn("num.gpu_hours", r0["gpu_hours"], "h"), kn("num.total_tokens", r0["total_tokens"], "tokens")]
     else:
-        cols = ["col.metric"] + [item(r) for r in rs]
+        cols = ["col.metric"] + [column(r, rs) for r in rs]
         rows = [[{"code": "num.train_throughput"}] + [q_(r["tokens_per_s"], "tok_s") for r in rs],
                 [{"code": "num.hours"}] + [q_(r["hours"], "h") for r in rs],
                 [{"code": "num.gpu_hours"}] + [q_(r["gpu_hours"], "h") for r in rs]]
