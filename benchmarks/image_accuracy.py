@@ -247,3 +247,15 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def run_all_rows() -> list[tuple[str, str]]:
+    """The image rows of benchmarks/run_all.py's table."""
+    rep = report()
+    s, lo, m = rep["speed_in_sample"], rep["speed_loso"], rep["memory"]
+    return [("image speed vs published measurements",
+             f"median {s['median_abs_pct']:.1f}% in-sample / {lo['median_abs_pct']:.1f}% leave-one-source-out  "
+             f"(n={s['n']}, {s['sources']} sources, {lo['within_20_pct']} within 20% out of sample)"),
+            ("image peak memory vs published measurements",
+             f"median {m['median_abs_pct']:.1f}% / max {m['max_abs_pct']:.1f}%  (n={m['n']}, {m['sources']} sources, "
+             f"{m['within_20_pct']} within 20%)")]

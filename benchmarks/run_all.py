@@ -134,6 +134,7 @@ def main() -> int:
     rows += refresh_catalog(1 if a.quick else 3)
     rows += load()
     rows += accuracy()
+    rows += __import__("benchmarks.image_accuracy", fromlist=["run_all_rows"]).run_all_rows()
     w = max(len(r[0]) for r in rows)
     print(f"{'benchmark':{w}}  result")
     print(f"{'-' * w}  {'-' * 50}")
