@@ -6,7 +6,7 @@ Imports stay light (no LangChain, no Gradio) so `gpu-advisor vram` starts fast.
 from __future__ import annotations
 
 __all__ = ["Advisor", "Answer", "advisor", "catalog_info", "cost", "guide", "recommend", "catalog_refresh", "list_gpus", "list_models", "price_db", "prices", "resolve_model_arch",
-           "levers", "solve", "speed", "train_time", "vram", "image_cost", "image_recommend", "image_speed", "image_vram"]
+           "levers", "solve", "speed", "train_time", "transfer_cost", "vram", "image_cost", "image_recommend", "image_speed", "image_vram"]
 
 import math
 from typing import Any
@@ -364,6 +364,26 @@ def _serving_inputs(model: str | None, config: str | None, params_b: float | Non
                    output_tokens=output_tokens)
     return {"serving": econ, "estimator_assumptions": sp.assumptions,
             "serving_info": {"engine": sp.engine, "bound": sp.bound, "memory": sp.memory}}
+
+
+def transfer_cost(*, provider: str, egress_gb: float | None = None, storage_gb: float | None = None,
+                  months: float | None = None) -> Any:
+    """Egress and storage of one provider without a GPU job ("500 GB out of AWS"): tools.cost.usage_costs
+    at the provider's rates (knowledge/providers.csv); an unknown rate is None with a reason code.
+
+    Raises:
+        InvalidInput: an unknown provider or a negative amount.
+    """
+    from tools.cost import usage_costs
+
+    facts = load_providers()
+    key = str(provider).strip().lower()
+    if key not in facts:
+        raise InvalidInput("provider", provider, ", ".join(sorted(facts)))
+    egress = _finite_nonneg("egress_gb", egress_gb, 1e9)
+    storage = _finite_nonneg("storage_gb", storage_gb, 1e9)
+    m = _finite_nonneg("months", months, 1200) if months is not None else 1.0
+    return usage_costs(ProviderRates.of(key, facts[key]), storage, m if m is not None else 1.0, egress)
 
 
 def guide(question: str, lang: str | None = None, k: int = 3) -> list[Any]:

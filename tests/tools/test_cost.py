@@ -134,3 +134,15 @@ def test_cost_report_spot_uses_the_stated_assumptions():
 def test_cost_report_needs_a_runtime_or_a_serving_estimate():
     with pytest.raises(InvalidCombination, match="--hours"):
         cost_report(CostInputs(gpu="L4", price_usd_per_hour=0.8, rates=AWS))
+
+
+def test_egress_question_without_a_gpu_job_through_the_service():
+    from assistant import api
+
+    # "500 GB out of AWS": 500 GB x $0.09/GB (providers.csv, AWS's first 10 TB a month) = $45.00
+    u = api.transfer_cost(provider="AWS", egress_gb=500)
+    assert u.egress_usd == pytest.approx(45.0) and u.storage_usd is None
+    u = api.transfer_cost(provider="vast", egress_gb=500)  # host-priced: not in the sources read
+    assert u.egress_usd is None and u.findings[0].code == "egress_rate_unknown"
+    with pytest.raises(Exception, match="Invalid provider"):
+        api.transfer_cost(provider="nowhere", egress_gb=1)
