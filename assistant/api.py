@@ -353,9 +353,9 @@ def _serving_inputs(model: str | None, config: str | None, params_b: float | Non
     shape = {k: v for k, v in (("precision", precision), ("prompt_tokens", prompt_tokens),
                                ("output_tokens", output_tokens)) if v is not None}
     mem = (offer.gpu_memory_gb if offer is not None else None) or spec.memory_gb
-    sreq = validated(ServingRequest, gpus=n, concurrent_users=batch, gpu_memory_gb=mem, **shape)
     sp = speed(model=model, config=config, params_b=params_b, gpu=gpu, gpus=n, engine=engine, precision=precision,
                batch=batch, prompt_tokens=prompt_tokens, output_tokens=output_tokens)  # validates; memory check
+    sreq = validated(ServingRequest, gpus=n, concurrent_users=batch, gpu_memory_gb=mem, **shape)
     econ = serving_economics(arch, spec, eng, sreq, price,
                              spot_offer.spot_price_usd_per_hour if spot_offer is not None else None)
     if econ.at_load.batch != sp.inputs["batch"]:
@@ -532,6 +532,9 @@ def levers(*, model: str | None = None, config: str | None = None, params_b: flo
     """
     from tools.levers import LeverGoal, apply_practitioner_defaults, find_levers
 
+    if goal is not None and not isinstance(goal, dict):
+        raise InvalidInput("goal", goal, "a mapping of min_tokens_per_s_per_user, deadline_hours, budget_usd, "
+                           "dataset_tokens, epochs, max_gpus ...")
     arch, vreq, spec, _ = _sizing(model, config, params_b, gpu, None, request)
     applied = []
     if apply_defaults:

@@ -153,12 +153,12 @@ class ServingRequest(BaseModel):
 
     precision: str = Field("bf16", description="weight precision, e.g. bf16, fp8, int8, int4, q4_k_m")
     kv_precision: Literal["fp16", "bf16", "fp8", "int8"] = Field("bf16", description="fp16 | bf16 | fp8 | int8")
-    prompt_tokens: int = Field(512, ge=0, le=100_000_000, description="prompt tokens per request")
-    output_tokens: int = Field(256, ge=1, le=100_000_000, description="generated tokens per request")
+    prompt_tokens: int = Field(512, ge=0, le=100_000_000, description="prompt tokens per request, 0 to 100,000,000")
+    output_tokens: int = Field(256, ge=1, le=100_000_000, description="generated tokens per request, 1 to 100,000,000")
     gpus: int = Field(1, ge=1, le=64, description="GPUs the model is split over (tensor parallel), 1 to 64")
     concurrent_users: int | None = Field(None, ge=1, le=100_000,
-                                         description="sequences decoded at once; None = not given (use the "
-                                                     "throughput-optimal batch within memory)")
+                                         description="concurrent sequences, 1 to 100,000; None = not given "
+                                                     "(the throughput-optimal batch within memory)")
     gpu_memory_gb: float | None = Field(None, gt=0, le=10_000, allow_inf_nan=False,
                                         description="per-GPU memory in GB; default the GPU's own")
     headroom_fraction: float = Field(SERVING_HEADROOM_FRACTION, ge=0, lt=1, allow_inf_nan=False)

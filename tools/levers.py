@@ -25,7 +25,7 @@ __all__ = ["Lever", "LeverGoal", "LeverSearch", "find_levers", "practitioner_def
 import math
 from typing import Any, Callable, Iterable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from tools.cost import Finding
 from tools.errors import AdvisorError
@@ -83,6 +83,8 @@ def apply_practitioner_defaults(req: VramRequest, given: Iterable[str] | None = 
 
 class LeverGoal(BaseModel):
     """What "works" means beyond fitting in memory (each optional)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     min_tokens_per_s_per_user: float | None = Field(None, gt=0, le=100_000, allow_inf_nan=False)
     output_tokens: int = Field(256, ge=1, le=1_000_000, description="inference: generated tokens per request")

@@ -13,6 +13,7 @@ from __future__ import annotations
 __all__ = ["SolveResult", "fits_in", "max_context_that_fits", "max_batch_that_fits", "min_gpu_count",
            "min_gpu_memory", "best_gpu_by_cost", "limiting_component"]
 
+import math
 from typing import Any, Callable, Literal
 
 from pydantic import BaseModel
@@ -58,11 +59,19 @@ def limiting_component(before: VramEstimate, after: VramEstimate | None = None) 
     return max(growth.items(), key=lambda kv: kv[1])[0]
 
 
-def _check_memory(gpu_memory_gb: float, headroom_fraction: float) -> None:
-    if not 0 < gpu_memory_gb <= 100_000:
-        raise InvalidInput("gpu_memory_gb", gpu_memory_gb, "a GPU memory in GB above 0 and at most 100,000")
-    if not 0 <= headroom_fraction < 1:
+def _is_number(v: object) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _check_headroom(headroom_fraction: float) -> None:
+    if not _is_number(headroom_fraction) or not 0 <= headroom_fraction < 1:
         raise InvalidInput("headroom_fraction", headroom_fraction, "a fraction from 0 to below 1")
+
+
+def _check_memory(gpu_memory_gb: float, headroom_fraction: float) -> None:
+    if not _is_number(gpu_memory_gb) or not 0 < gpu_memory_gb <= 100_000:
+        raise InvalidInput("gpu_memory_gb", gpu_memory_gb, "a GPU memory in GB above 0 and at most 100,000")
+    _check_headroom(headroom_fraction)
 
 
 def _largest_fitting(make: Callable[[int], VramRequest], a: ModelArch, lo: int, hi: int, mem: float,
@@ -149,7 +158,7 @@ def min_gpu_count(a: ModelArch, req: VramRequest, gpu_memory_gb: float, max_gpus
     no count fits (activations do not shrink with sharding).
     """
     _check_memory(gpu_memory_gb, headroom_fraction)
-    if not 1 <= max_gpus <= 4096:
+    if not isinstance(max_gpus, int) or isinstance(max_gpus, bool) or not 1 <= max_gpus <= 4096:
         raise InvalidInput("max_gpus", max_gpus, "an integer from 1 to 4096")
     last: VramEstimate | None = None
     for n in range(1, max_gpus + 1):
@@ -182,8 +191,7 @@ def min_gpu_memory(a: ModelArch, req: VramRequest, gpus: list[GpuSpec], headroom
     (vendor GiB x 2^30 / 10^9 GB) >= required. `value` in GB (10^9 bytes); `details.required_gib`
     the same in GiB as vendors label cards. `limited_by`: the largest component.
     """
-    if not 0 <= headroom_fraction < 1:
-        raise InvalidInput("headroom_fraction", headroom_fraction, "a fraction from 0 to below 1")
+    _check_headroom(headroom_fraction)
     est = estimate_vram(a, req)
     need = est.total_gb / (1.0 - headroom_fraction)
     ok = sorted((g for g in gpus if g.memory_gb is not None and g.memory_gb >= need),

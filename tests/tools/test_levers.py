@@ -164,3 +164,15 @@ def test_service_wrapper_attaches_the_cheapest_offer_and_the_defaults_applied():
     # a LoRA request without a checkpointing choice gets the practitioners' default, and says so
     s = api.levers(model="qwen2.5-32b", gpu="A100 80GB", method="lora")
     assert s.problem == "fits" and s.defaults_applied[0].params == {"field": "grad_checkpointing", "value": True}
+
+
+def test_bad_goals_are_named():
+    from assistant import api
+    from tools.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="Invalid nonsense"):
+        api.levers(model="llama-3.1-8b", gpu="L4", goal={"nonsense": 1})
+    with pytest.raises(InvalidInput, match="Invalid goal"):
+        api.levers(model="llama-3.1-8b", gpu="L4", goal="x")
+    with pytest.raises(InvalidInput, match="Invalid budget_usd"):
+        api.levers(model="llama-3.1-8b", gpu="L4", goal={"budget_usd": -1})

@@ -136,3 +136,19 @@ def test_service_wrapper_resolves_names_and_applies_practitioner_defaults():
         pytest.approx(111.07, abs=0.01)
     with pytest.raises(InvalidInput, match="unknown"):
         api.solve(unknown="max_ctx", model="llama-3.1-8b", gpu="L4")
+
+
+@pytest.mark.parametrize("call, field", [
+    (dict(unknown="min_gpu_count", model="llama-3.1-8b", gpu="L4", max_gpus="x"), "max_gpus"),
+    (dict(unknown="min_gpu_count", model="llama-3.1-8b", gpu="L4", max_gpus=0), "max_gpus"),
+    (dict(unknown="max_context", model="llama-3.1-8b", gpu="L4", headroom_fraction=2), "headroom_fraction"),
+    (dict(unknown="min_gpu_memory", model="llama-3.1-8b", headroom_fraction="x"), "headroom_fraction"),
+    (dict(unknown="max_context", model="llama-3.1-8b", gpu_memory_gb=float("nan")), "gpu_memory_gb"),
+    (dict(unknown="max_batch", model="llama-3.1-8b", gpu="L4", seq_len=10**9), "seq_len"),
+    (dict(unknown="max_context", model="llama-3.1-8b", gpu="L4", foo=1), "foo"),
+], ids=["max-gpus-text", "max-gpus-zero", "headroom-2", "headroom-text", "memory-nan", "seq-too-long", "unknown-field"])
+def test_bad_inputs_are_named_never_a_traceback(call, field):
+    from assistant import api
+
+    with pytest.raises(InvalidInput, match=f"Invalid {field}"):
+        api.solve(**call)
