@@ -38,6 +38,12 @@ EXAMPLES = [
     "What does it cost per million tokens to serve llama-3-8b on an L40S?",
     "کیا میں 24GB GPU پر 13B ماڈل کو QLoRA کے ساتھ فائن ٹیون کر سکتا ہوں؟",
 ]
+# Gradio queue settings, measured by benchmarks/app_load.py (20 clients): /ask unlimited (a limit leaves
+# the queue's loop polling every millisecond while requests wait; the advisor's own lock already runs one
+# turn at a time), queue status sent every 5 s instead of to every waiting client after each job.
+ASK_CONCURRENCY: int | None = None
+DEFAULT_CONCURRENCY: int | None = 4  # chat turns and calculators at once (Gradio's default is 1)
+QUEUE_STATUS_RATE_S: float | str = 5.0
 BACKEND: str | None = None  # None: $GPU_ADVISOR_BACKEND, else the embedded router (set by --backend)
 CSS = web_assets.CSS  # the stylesheet and page script live in assistant/web_assets.py
 _ADVISOR_LOCK = threading.Lock()
@@ -249,7 +255,7 @@ def build_demo() -> gr.Blocks:
                 None, [thread], None, js=url_js)
         with gr.Tab("Calculators"):
             web_calc.build_calculators(models, gpus)
-        gr.api(ask, api_name="ask", concurrency_limit=None)
+        gr.api(ask, api_name="ask", concurrency_limit=ASK_CONCURRENCY)
         demo.load(restore, None, [chatbot, thread], api_visibility="private").then(
             _recent_choices, recent, recent_list, api_visibility="private", queue=False)
     return demo
@@ -271,9 +277,10 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *, block:
         raise SystemExit(str(exc)) from None
     web_security.apply_trusted_proxies()  # X-Forwarded-For only from GPU_ADVISOR_TRUSTED_PROXIES
     guard = Middleware(web_security.WebGuard, throttle=_THROTTLE)  # sign-in throttling, no uploads
+    demo.queue(status_update_rate=QUEUE_STATUS_RATE_S, default_concurrency_limit=DEFAULT_CONCURRENCY)
     _, url, _ = demo.launch(server_name=host, server_port=port, share=False, ssr_mode=False,
                             auth=users.check if users.enabled else None, prevent_thread_lock=not block, quiet=quiet,
-                            css=CSS, head=web_assets.HEAD_JS, show_error=False, app_kwargs={"openapi_url": None, "middleware": [guard]})
+                            css=CSS, head=web_assets.HEAD_JS, theme=web_assets.theme(), show_error=False, app_kwargs={"openapi_url": None, "middleware": [guard]})
     demo.app.add_api_route("/api/ask", rest_ask, methods=["POST"])  # plain JSON, beside Gradio's queued /ask
     demo.app.add_api_route("/api/threads/{thread_id}", rest_thread, methods=["GET"])
     return url

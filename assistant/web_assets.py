@@ -11,7 +11,7 @@ the question box get dir="auto".
 
 from __future__ import annotations
 
-__all__ = ["CSS", "HEAD_JS", "URDU_FONT_STACK", "set_thread_url_js", "clear_thread_url_js"]
+__all__ = ["CSS", "HEAD_JS", "URDU_FONT_STACK", "clear_thread_url_js", "set_thread_url_js", "theme"]
 
 URDU_FONT_STACK = '"Noto Nastaliq Urdu", "Noto Naskh Arabic", serif'
 
@@ -43,7 +43,8 @@ bdi.ga-ltr { font-family: var(--font, ui-sans-serif, system-ui, sans-serif); uni
 #chat .ga-kn th, #chat .ga-kn td { border: none; border-bottom: 1px solid var(--border-color-primary);
   padding: 3px 18px 3px 0; background: none; color: var(--body-text-color); font-weight: 400; }
 #chat .ga-kn td { padding-right: 0; font-weight: 600; }
-#chat [dir="rtl"] .ga-kn th { padding: 3px 0 3px 18px; }
+#chat [dir="rtl"] .ga-kn th { padding: 3px 0 3px 18px; line-height: 2.1; }
+#chat [dir="rtl"] .ga-table td, #chat [dir="rtl"] .ga-table th { line-height: 2.0; }
 .ga-num { text-align: end; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .ga-note { font-size: 14px; color: var(--body-text-color-subdued); margin: 6px 0; }
 details.ga-more { margin: 8px 0; border-top: 1px solid var(--border-color-primary); padding-top: 6px; }
@@ -142,3 +143,13 @@ def set_thread_url_js() -> str:
 def clear_thread_url_js() -> str:
     return ("() => { const u = new URL(window.location.href); u.searchParams.delete('thread');"
             " window.history.replaceState(null, '', u); if (window.gaResetScroll) window.gaResetScroll(); return []; }")
+
+
+def theme() -> object:
+    """Gradio's default theme on the reader's own system fonts. The default asks Google Fonts for Source
+    Sans Pro, which an offline server cannot reach: bold text then fell back to a mismatched face."""
+    import gradio as gr
+
+    sans = ["system-ui", "-apple-system", "Segoe UI", "Roboto", "Noto Sans", "DejaVu Sans", "sans-serif"]
+    mono = ["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "DejaVu Sans Mono", "monospace"]
+    return gr.themes.Default(font=sans, font_mono=mono)

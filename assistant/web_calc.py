@@ -239,7 +239,7 @@ def forms(models: list[str], gpus: list[str]) -> list[tuple]:
     precisions = ["bf16", "fp16", "fp8", "int8", "int4", "nf4", "q4_k_m", "q8_0"]
 
     def prec(label: str) -> Callable[[], Any]:
-        return lambda: gr.Dropdown(precisions, value=None, label=label, allow_custom_value=False)
+        return lambda: gr.Dropdown(precisions, value=None, label=label, allow_custom_value=True)
 
     def field(key: str, make: Callable[[], Any], kind: str = "", label: str = "") -> Field:
         return Field(key, make, kind, label or key)

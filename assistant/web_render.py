@@ -27,9 +27,9 @@ VERDICT_WORDS = {"en": {"yes": "Yes", "no": "No", "partly": "Partly", "info": "A
                  "ur": {"yes": "جی ہاں", "no": "نہیں", "partly": "جزوی طور پر", "info": "جواب", "ask": "ایک بات بتائیں",
                         "error": "جواب نہیں دے سکا"}}
 _HEAD = {"en": {"sources": "Sources", "table": "Details"}, "ur": {"sources": "حوالے", "table": "تفصیل"}}
-# A Latin run: starts with a letter, digit, '[' or '$'; may hold spaces and ASCII punctuation; ends on a
+# A Latin run: starts with a letter, digit, '[', '(' or '$'; may hold spaces and ASCII punctuation; ends on a
 # letter, digit, ')', ']', '%' or '.'. Runs are isolated whole, so "13B-parameter model" stays one piece.
-_LATIN_RUN = re.compile(r"[A-Za-z0-9\[$][A-Za-z0-9 \u00a0.,;:'’\"()\[\]/%^+\-_=×~$&#@*<>]*[A-Za-z0-9)\]%.]|[A-Za-z0-9]")
+_LATIN_RUN = re.compile(r"[A-Za-z0-9\[($][A-Za-z0-9 \u00a0.,;:'’\"()\[\]/%^+\-_=×~$&#@*<>]*[A-Za-z0-9)\]%.]|[A-Za-z0-9]")
 _SHORT_RUN = 24  # runs up to this long never break across lines ("13B-", "24 GB", "[ft-09]")
 _PRICE_HINT = ("$", "usd", "price")
 # A number and its unit never part at a line end: "19.6 GB", "42.9 tokens/s", "8 x H100".
