@@ -255,19 +255,42 @@ def _solver_levers(ctx: _Ctx, req: VramRequest, gpu: GpuSpec, works: Callable[[L
     return out
 
 
+def _count_update(ctx: _Ctx, req: VramRequest, n: int) -> tuple[str, dict[str, Any]] | None:
+    """n GPUs: tensor parallel for inference (n must divide the heads), FSDP/ZeRO-3 for training."""
+    if req.method == "inference":
+        if ctx.a.num_attention_heads % n:
+            return None
+        return "more_gpus_tensor_parallel", {"gpus": n, "tensor_parallel": n}
+    return "more_gpus_fsdp", {"gpus": n, "sharding": req.sharding if req.sharding in ("zero3", "fsdp") else "fsdp"}
+
+
 def _more_gpus(ctx: _Ctx, req: VramRequest, gpu: GpuSpec, works: Callable[[Lever], bool]) -> list[_Cand]:
     for n in range(req.gpus + 1, ctx.goal.max_gpus + 1):
-        if req.method == "inference":
-            if ctx.a.num_attention_heads % n:
-                continue
-            upd: dict[str, Any] = {"gpus": n, "tensor_parallel": n}
-            code = "more_gpus_tensor_parallel"
-        else:
-            upd = {"gpus": n, "sharding": req.sharding if req.sharding in ("zero3", "fsdp") else "fsdp"}
-            code = "more_gpus_fsdp"
+        step = _count_update(ctx, req, n)
+        if step is None:
+            continue
+        code, upd = step
         r = req.model_copy(update=upd)
         if works(_evaluate(ctx, code, 4, r, gpu, upd)):
             return [(code, 4, r, gpu, upd)]
+    return []
+
+
+def _several_bigger_gpus(ctx: _Ctx, req: VramRequest, gpu: GpuSpec) -> list[Lever]:
+    """Last resort: the fewest GPUs of a bigger kind (n = 2 .. max_gpus, smallest or cheapest kind first)."""
+    prices = ctx.goal.usd_per_gpu_hour
+    pool = sorted((g for g in ctx.gpus_catalog if g.memory_gb and g.memory_gb > (gpu.memory_gb or 0)),
+                  key=lambda g: (prices.get(g.id, math.inf), g.memory_gb or 0, g.name))
+    for n in range(max(2, req.gpus + 1), ctx.goal.max_gpus + 1):
+        step = _count_update(ctx, req, n)
+        if step is None:
+            continue
+        code, upd = step
+        for g in pool:
+            lv = _evaluate(ctx, f"bigger_gpu+{code}", 8, req.model_copy(update=upd), g,
+                           {"gpu": g.name, "gpu_id": g.id} | upd)
+            if lv.works:
+                return [lv]
     return []
 
 
@@ -294,8 +317,8 @@ def find_levers(a: ModelArch, req: VramRequest, gpu: GpuSpec, *, goal: LeverGoal
     When to use: after any negative verdict — does not fit, too slow (goal.min_tokens_per_s_per_user,
     needs `engine`), past the deadline or over the budget (goal.deadline_hours / budget_usd with
     dataset_tokens, needs `mfu_table`; budget needs goal.usd_per_gpu_hour).
-    Method: evaluate each single lever with the calculators; when none works, pairs of levers
-    (a flag, then any other). Sorted by size (1 flag .. 4 hardware), then by the order listed in the
+    Method: evaluate each single lever with the calculators, and pairs of levers (a flag, then any
+    other); when nothing works, several GPUs of a bigger kind. Sorted by size (1 flag .. 4 hardware), then by the order listed in the
     module docstring. Memory per GPU in GB (10^9 bytes); fits means total <= memory x (1 - headroom).
 
     Returns:
@@ -319,6 +342,7 @@ def find_levers(a: ModelArch, req: VramRequest, gpu: GpuSpec, *, goal: LeverGoal
     alone = {lv.code for lv in found}
     firsts = [c for c, _ in singles if c[1] <= 3 and c[0] not in _SOLVED and c[0] not in alone]
     found += [lv for lv in _pairs(ctx, firsts, works) if not alone & set(lv.code.split("+"))]
+    found = found or _several_bigger_gpus(ctx, req, gpu)
     found.sort(key=lambda lv: (lv.size, _ORDER.index(lv.code.split("+")[0]) if lv.code.split("+")[0] in _ORDER else 99))
     search.levers = found[:max_levers]
     return search

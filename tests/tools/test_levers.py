@@ -75,6 +75,19 @@ def test_405b_fp8_serving_needs_eight_h100s_in_tensor_parallel():
     assert lv.memory_gb == pytest.approx(55.4, abs=0.1)
 
 
+def test_when_nothing_else_works_several_gpus_of_a_bigger_kind():
+    # DeepSeek-V3 in bf16: 671.03 B params x 2 B = 1,342 GB. No lever on one 12 GB card (or 8 of them) holds
+    # it; over 8 GPUs (tensor parallel) each holds 167.8 GB of weights, 176.9 GB in all: more than an
+    # H200 (141 GiB = 151.4 GB) or a GH200 144GB (154.6 GB), within a B200 (180 GiB = 193.3 GB).
+    s = find_levers(resolve_model("deepseek-v3"), VramRequest(), GPUS["rtx-3060"], gpus_catalog=CATALOG)
+    lv = s.levers[0]
+    assert lv.code == "bigger_gpu+more_gpus_tensor_parallel" and lv.params["gpu_id"] == "b200"
+    assert lv.params["gpus"] == lv.params["tensor_parallel"] == 8
+    assert 671_026_279_424 * 2 / 1e9 / 8 == pytest.approx(167.76, abs=0.01)
+    assert lv.memory_gb == pytest.approx(176.86, abs=0.01)
+    assert GPUS["gh200-144gb"].memory_gb < lv.memory_gb < GPUS["b200"].memory_gb
+
+
 def test_full_finetune_that_cannot_fit_points_to_qlora():
     # Llama 3.1 70B full fine-tuning, mixed precision: 16 B/param x 70.55 B = 1,129 GB before activations
     s = find_levers(resolve_model("llama-3.1-70b"), VramRequest(method="full"), GPUS["h100-sxm"], gpus_catalog=CATALOG)
