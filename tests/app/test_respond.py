@@ -68,8 +68,8 @@ def test_respond_urdu_is_right_to_left_with_latin_runs_isolated(app_module):
     assert question.startswith('<div dir="rtl" lang="ur">') and '<bdi dir="ltr" class="ga-ltr ga-nw">QLoRA</bdi>' in question
     answer = _text(_answers(history)[-1])
     assert '<div class="ga-card ga-v-yes" dir="rtl">' in answer and "جی ہاں" in answer
-    # "13B-parameter model ..." is one isolated run: it cannot split after "13B-" nor reorder
-    assert re.search(r'<bdi dir="ltr" class="ga-ltr[^"]*">13B-parameter', answer)
+    # "13B" (the model size) is an isolated, unbreakable run: it cannot split after "13B-" nor reorder
+    assert re.search(r'<bdi dir="ltr" class="ga-ltr ga-nw">[^<]*13B', answer)
 
 
 def test_respond_prices_show_a_table_with_prices_first(app_module):
