@@ -13,14 +13,16 @@ from typing import Any
 
 from knowledge.catalog import (load_diffusion_models, load_gpus, load_models, load_providers,
                                load_training_efficiency,
-                               model_from_config_file, resolve_diffusion, resolve_engine, resolve_gpu, resolve_model)
+                               load_kernels, model_from_config_file, resolve_diffusion, resolve_engine, resolve_gpu,
+                               resolve_kernel, resolve_model)
 from tools.architecture import arch_from_params, count_params
 from tools.cost import (BillingPolicy, CostInputs, ProviderRates, ServingRequest, SpotAssumptions, cost_report,
                         serving_economics)
 from assistant.image_api import image_cost, image_recommend, image_speed, image_vram, is_image_pipeline
 from tools.errors import InvalidCombination, InvalidInput, UnknownModel
 from tools.schemas import MAX_PARAMS_B, ModelArch, PriceQuery, PriceResult, VramEstimate, VramRequest, validated
-from tools.throughput import EngineProfile, SpeedEstimate, SpeedRequest, estimate_speed, max_batch_for_memory
+from tools.throughput import (EngineProfile, SpeedEstimate, SpeedRequest, check_context_window, estimate_speed,
+                              max_batch_for_memory)
 from tools.training import TrainEstimate, TrainRequest, estimate_train_time
 from tools.vram import estimate_vram
 
@@ -107,24 +109,31 @@ def list_gpus() -> list[dict[str, Any]]:
 
 
 def speed(*, model: str | None = None, config: str | None = None, params_b: float | None = None, gpu: str,
-          engine: str | None = None, engine_profile: EngineProfile | None = None, **request: Any) -> SpeedEstimate:
+          engine: str | None = None, engine_profile: EngineProfile | None = None, kernel: str | None = None,
+          **request: Any) -> SpeedEstimate:
     """Decode speed, time to first token and latency of a model on a GPU (labelled estimates),
-    with the memory check: does it fit, and the largest batch whose KV cache fits.
+    with the memory check: does it fit, and the largest batch whose KV cache fits. `kernel` names the
+    quantised-matmul kernel family (knowledge/quant_kernels.csv) when the precision does not; by
+    default the engine's kernel for the precision is assumed and named in the answer.
 
     Raises:
         AdvisorError subclasses with user-facing messages.
     """
     if config is None and params_b is None and engine_profile is None and is_image_pipeline(model):
-        return image_speed(model=model, gpu=gpu, engine=engine, **request)  # type: ignore[return-value]
+        return image_speed(model=model, gpu=gpu, engine=engine, kernel=kernel, **request)  # type: ignore[return-value]
     arch = resolve_model_arch(model, config, params_b)
     match = resolve_gpu(gpu)
     eng = engine_profile or resolve_engine(engine)
     req = validated(SpeedRequest, **{k: v for k, v in request.items() if v is not None})
     ctx = req.prompt_tokens + req.output_tokens
-    if arch.max_context and ctx > arch.max_context:
-        raise InvalidInput("prompt_tokens + output_tokens", ctx,
-                           f"at most {arch.max_context:,} tokens, the context window of {arch.name}")
-    est = estimate_speed(arch, match.gpu, eng, req)
+    window_warning = check_context_window(arch, ctx)  # over the window: a warning; far over: refused
+    kern = resolve_kernel(kernel or req.precision, eng)
+    if kernel and kern is None:
+        raise InvalidInput("kernel", kernel, ", ".join(k.id for k in load_kernels()))
+    est = estimate_speed(arch, match.gpu, eng, req, kernel=kern)
+    if window_warning:
+        est.warnings.append(window_warning)
+        est.assumptions.insert(0, window_warning)
     tp = req.gpus if eng.multi_gpu == "tensor" else 1
     if match.gpu.memory_gb is not None:
         vreq = validated(VramRequest, method="inference", weight_precision=req.precision, batch=1, seq_len=ctx,
@@ -135,7 +144,8 @@ def speed(*, model: str | None = None, config: str | None = None, params_b: floa
         split = req.gpus if eng.multi_gpu == "layer" else 1
         est.memory = max_batch_for_memory(one, match.gpu.memory_gb, split)
         if est.memory["max_batch"] >= 1:
-            at_max = estimate_speed(arch, match.gpu, eng, req.model_copy(update={"batch": est.memory["max_batch"]}))
+            at_max = estimate_speed(arch, match.gpu, eng, req.model_copy(update={"batch": est.memory["max_batch"]}),
+                                    kernel=kern)
             est.memory["aggregate_tokens_per_s_at_max_batch"] = at_max.aggregate_tokens_per_s
         if req.batch > est.memory["max_batch"]:
             est.assumptions.insert(0, (

@@ -1,16 +1,28 @@
-"""Fit each engine's efficiencies (knowledge/engines.csv) to the published speed measurements.
+"""Fit engine and kernel efficiencies to the published speed measurements, and judge the fit out of sample.
 
-Coordinate descent on a grid, minimising the median |log(estimate / measured)| of the engine's
-rows (tests/data/speed_measurements.csv). Prints the fitted values; they are copied into
-knowledge/engines.csv with the ids of the rows they rest on. `--holdout` fits on even rows and
-reports the error on odd rows, to show how much of the fit is memorised.
+Model: tools/throughput.py (phases of a decode step) and tools/kernels.py (quantised kernels). Fitted
+numbers per engine generation (knowledge/engines.csv): bandwidth efficiency (HBM, GDDR), per-layer
+and per-step overhead, decode and prefill tensor efficiency, all-reduce and layer-hop cost. Per
+kernel family (knowledge/quant_kernels.csv): bandwidth efficiency, growth with batch, the batch from
+which it dequantises to 16-bit, tensor efficiency and launch cost. Facts are not fitted: how an
+engine splits GPUs, whether it replays CUDA graphs, how often it streams the KV cache, which kernel
+it runs for a format.
 
-Usage: .venv/bin/python -m benchmarks.calibrate_speed [--holdout]
+Coordinate descent on grids, minimising the mean |log(estimate / measured)| of the rows each number
+affects (tests/data/speed_measurements.csv). Every fit starts from the same PRIOR values, never from
+the CSV's fitted ones. A number no training row informs stays at its prior; an engine with no
+training rows at all borrows the fit of the engine named in its `prior_from` column.
+
+Leave-one-source-out (LOSO): for each source (one publication: a README, a blog post, a PR thread),
+fit on all other sources, predict the held-out source's rows. That is the figure to improve.
+
+Usage: .venv/bin/python -m benchmarks.calibrate_speed [--loso] [--write]
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import math
 import statistics
 import sys
@@ -19,81 +31,201 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from knowledge.catalog import load_engines  # noqa: E402
-from tests.tools.speed_cases import estimate_for, load_cases  # noqa: E402
+from knowledge.catalog import DATA_DIR, load_engines, load_kernels  # noqa: E402
+from tests.tools.speed_cases import estimate_for, kernel_id, load_cases  # noqa: E402
 
-GRIDS = {
-    "bw_eff_hbm": [x / 100 for x in range(30, 96, 3)],
-    "bw_eff_gddr": [x / 100 for x in range(40, 96, 3)],
-    "quant_bw_factor": [x / 100 for x in range(40, 101, 5)],
-    "overhead_ms_per_layer": [0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8],
-    "overhead_ms_per_step": [0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0],
-    "compute_eff": [x / 100 for x in range(20, 91, 5)],
-    "allreduce_us": [0, 5, 10, 15, 20, 30],
+ENGINE_GRIDS = {
+    "bw_eff_hbm": [x / 100 for x in range(30, 100, 3)],
+    "bw_eff_gddr": [x / 100 for x in range(40, 100, 3)],
+    "overhead_ms_per_layer": [0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8, 1.0],
+    "overhead_ms_per_step": [0.0, 0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0],
+    "compute_eff": [x / 100 for x in range(15, 91, 5)],
+    "prefill_eff": [x / 100 for x in range(15, 91, 5)],
+    "allreduce_us": [0, 5, 10, 15, 20, 30, 50],
+    "layer_hop_ms": [0.0, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 4.0],
 }
-# Not fitted: prefill efficiency (no row isolates prefill; kept at the engines.csv prior) and
-# engines whose only rows share one unusual GPU (sglang: all rows on H20) -- they keep the
-# profile of the closest engine, stated in engines.csv.
-NOT_FITTED = {"sglang"}
+KERNEL_GRIDS = {
+    "bw_eff": [x / 100 for x in range(15, 101, 5)],
+    "batch_slope": [0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0],
+    "reconstruct_batch": [0, 2, 4, 8, 16, 32],
+    "compute_eff": [x / 100 for x in range(20, 121, 10)],
+    "launch_us_per_linear": [0, 5, 10, 20, 30, 50, 75, 100, 150],
+}
+PRIOR_ENGINE = {"bw_eff_hbm": 0.75, "bw_eff_gddr": 0.8, "overhead_ms_per_layer": 0.1, "overhead_ms_per_step": 0.25,
+                "compute_eff": 0.5, "prefill_eff": 0.5, "allreduce_us": 10, "layer_hop_ms": 0.3}
+PRIOR_KERNEL = {"bw_eff": 1.0, "batch_slope": 0.0, "compute_eff": 1.0, "launch_us_per_linear": 0}
+# Where the batch at which a kernel falls back to dequantise-then-GEMM is known from its code, it is a
+# fact kept from quant_kernels.csv (bitsandbytes 4-bit: a single row runs gemv_4bit, more rows
+# dequantise_4bit + matmul; Marlin, tinygemm, LLM.int8() never do). It is fitted only here:
+RECONSTRUCT_FITTED = {"gptq-exllama", "gptq-exllamav2", "gptq-cuda-old"}
+# Kernels whose rows are the engine's own rows (GGUF on llama.cpp, EXL2 on ExLlamaV2 ...): the engine
+# fit absorbs them; fitting both would be one number fitted twice.
+REFERENCE_KERNELS = {"dense", "gguf", "exl2", "mlc-q4f16", "fp8"}
+SWEEPS = 3
 
 
-def loss(profile, cases) -> float:
+def _prior_from() -> dict[str, str]:
+    with open(DATA_DIR / "engines.csv", newline="", encoding="utf-8") as fh:
+        return {r["id"]: r.get("prior_from", "") for r in csv.DictReader(fh)}
+
+
+def _kernel_classes() -> dict[str, str]:
+    with open(DATA_DIR / "quant_kernels.csv", newline="", encoding="utf-8") as fh:
+        return {r["id"]: r.get("kernel_class", "") for r in csv.DictReader(fh)}
+
+
+def _borrow_for_unseen_kernels(kernels: dict, by_kernel: dict) -> None:
+    """A kernel with no training rows takes the median fit of the kernels of its class that have
+    rows (a GEMV-style kernel is priced like the other GEMV-style kernels), else keeps the prior."""
+    classes = _kernel_classes()
+    for kid, k in kernels.items():
+        if by_kernel.get(kid) or kid in REFERENCE_KERNELS:
+            continue
+        peers = [kernels[o] for o, rows in by_kernel.items()
+                 if rows and o != kid and o not in REFERENCE_KERNELS and classes.get(o) == classes.get(kid)]
+        if peers:
+            kernels[kid] = k.model_copy(update={p: statistics.median(getattr(x, p) for x in peers)
+                                                for p in PRIOR_KERNEL})
+
+
+def scored_cases():
+    return [c for c in load_cases() if not c.exclude]
+
+
+def _relevant(obj: str, k: str, rows, is_kernel: bool) -> bool:
+    r = [c.row for c in rows]
+    if is_kernel:
+        if k == "reconstruct_batch" and obj not in RECONSTRUCT_FITTED:
+            return False
+        if k in ("batch_slope", "reconstruct_batch"):
+            return len({x["batch"] for x in r}) >= 2
+        if k == "compute_eff":
+            return any(int(x["batch"]) >= 16 for x in r)
+        if k == "launch_us_per_linear":
+            eng = {e.id: e for e in load_engines()}
+            return any(not eng[x["engine_id"]].cuda_graphs for x in r)
+        return True
+    if k == "bw_eff_hbm" or k == "bw_eff_gddr":
+        from knowledge.catalog import resolve_gpu
+        hbm = [resolve_gpu(x["gpu_id"]).gpu.is_hbm for x in r]
+        return any(hbm) if k == "bw_eff_hbm" else not all(hbm)
+    if k == "compute_eff":
+        return any(int(x["batch"]) >= 16 for x in r)
+    if k == "prefill_eff":
+        return any(x["metric"] == "aggregate_output" and int(x["batch"]) * int(x["prompt_tokens"] or 0) >= 2048
+                   for x in r)
+    if k == "allreduce_us":
+        return any(int(x["gpus"]) > 1 for x in r)
+    if k == "layer_hop_ms":
+        return any(int(x["gpus"]) > 1 for x in r)
+    return True
+
+
+def _loss(rows, engines, kernels) -> float:
+    if not rows:
+        return 0.0
     errs = []
-    for c in cases:
+    for c in rows:
         try:
-            e = estimate_for(c, {profile.id: profile})
-        except Exception:
+            e = estimate_for(c, engines, kernels)
+        except Exception:  # a trial value outside a profile's bounds
             return math.inf
         errs.append(abs(math.log(e / c.measured)))
-    return statistics.mean(errs)  # mean |log error|: robust, yet every row counts
+    return statistics.mean(errs)
 
 
-def fit(profile, cases):
-    relevant = [k for k in GRIDS if _matters(k, cases)]
-    best = loss(profile, cases)
-    for _ in range(3):
-        for k in relevant:
-            for v in GRIDS[k]:
-                cand = profile.model_copy(update={k: v})
-                l = loss(cand, cases)
+def fit(train) -> tuple[dict, dict]:
+    """Fit every engine and kernel on `train`, starting from the priors. Returns (engines, kernels)."""
+    engines = {e.id: e.model_copy(update=PRIOR_ENGINE) for e in load_engines()}
+    kernels = {k.id: k.model_copy(update=PRIOR_KERNEL | ({"reconstruct_batch": 0} if k.id in RECONSTRUCT_FITTED
+                                                         else {})) for k in load_kernels()}
+    by_engine = {eid: [c for c in train if c.engine == eid] for eid in engines}
+    by_kernel = {kid: [c for c in train if kernel_id(c) == kid] for kid in kernels}
+    params = [("e", eid, k) for eid, rows in by_engine.items() if rows for k in ENGINE_GRIDS
+              if _relevant(eid, k, rows, False)]
+    params += [("k", kid, k) for kid, rows in by_kernel.items() if rows and kid not in REFERENCE_KERNELS
+               for k in KERNEL_GRIDS if _relevant(kid, k, rows, True)]
+    for _ in range(SWEEPS):
+        for kind, oid, k in params:
+            rows = by_engine[oid] if kind == "e" else by_kernel[oid]
+            table = engines if kind == "e" else kernels
+            best = _loss(rows, engines, kernels)
+            for v in (ENGINE_GRIDS if kind == "e" else KERNEL_GRIDS)[k]:
+                trial = table[oid].model_copy(update={k: v})
+                l = _loss(rows, engines | {oid: trial} if kind == "e" else engines,
+                          kernels | {oid: trial} if kind == "k" else kernels)
                 if l < best - 1e-9:
-                    best, profile = l, cand
-    return profile, best
+                    best, table[oid] = l, trial
+    _borrow_for_unseen_kernels(kernels, by_kernel)
+    for eid, src in _prior_from().items():  # no rows of its own: the stated stand-in engine's fit
+        if not by_engine.get(eid) and src in engines:
+            engines[eid] = engines[src].model_copy(update={"id": eid, "name": engines[eid].name,
+                                                            "multi_gpu": engines[eid].multi_gpu,
+                                                            "cuda_graphs": engines[eid].cuda_graphs,
+                                                            "kv_passes": engines[eid].kv_passes,
+                                                            "kernels": engines[eid].kernels})
+    return engines, kernels
 
 
-def _matters(k: str, cases) -> bool:
-    rows = [c.row for c in cases]
-    if k == "allreduce_us":
-        return any(int(r["gpus"]) > 1 for r in rows)
-    if k == "compute_eff":
-        return any(int(r["batch"]) >= 16 for r in rows)
-    if k == "quant_bw_factor":
-        return any(r["precision_id"] not in ("bf16", "fp16", "f16", "fp8") for r in rows)
-    return True
+def loso(cases=None) -> list[dict]:
+    """Leave-one-source-out predictions: one row per scored case, fitted without its source."""
+    cases = cases if cases is not None else scored_cases()
+    out = []
+    for src in sorted({c.source for c in cases}):
+        train = [c for c in cases if c.source != src]
+        engines, kernels = fit(train)
+        for c in cases:
+            if c.source == src:
+                e = estimate_for(c, engines, kernels)
+                out.append({"id": c.id, "engine": c.engine, "source": src, "kernel": kernel_id(c),
+                            "measured": c.measured, "estimate": e,
+                            "error_pct": 100.0 * (e - c.measured) / c.measured, "exclude": ""})
+    return out
+
+
+def _write(engines: dict, kernels: dict, cases) -> None:
+    """Copy fitted values into knowledge/engines.csv and knowledge/quant_kernels.csv, with row ids."""
+    for fname, table, grids, key in (("engines.csv", engines, ENGINE_GRIDS, lambda c: c.engine),
+                                     ("quant_kernels.csv", kernels, KERNEL_GRIDS, kernel_id)):
+        path = DATA_DIR / fname
+        with open(path, newline="", encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+            fields = list(rows[0].keys())
+        for r in rows:
+            mine = [c.id.split("-")[0] for c in cases if key(c) == r["id"]]
+            if fname == "quant_kernels.csv" and r["id"] in REFERENCE_KERNELS:
+                continue
+            if not mine:
+                continue
+            for k in grids:
+                r[k] = f"{getattr(table[r['id']], k):g}"
+            col = "fitted_on" if "fitted_on" in fields else "source"
+            r[col] = ("fitted (benchmarks/calibrate_speed.py) on rows " + ";".join(mine)
+                      if col == "source" else ";".join(mine))
+        with open(path, "w", newline="", encoding="utf-8") as fh:
+            w = csv.DictWriter(fh, fieldnames=fields, lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--holdout", action="store_true")
+    ap.add_argument("--loso", action="store_true", help="also report the leave-one-source-out error")
+    ap.add_argument("--write", action="store_true", help="write the in-sample fit into the knowledge CSVs")
     args = ap.parse_args()
-    cases = [c for c in load_cases() if not c.exclude]
-    for eng in load_engines():
-        mine = [c for c in cases if c.row["engine_id"] == eng.id]
-        if not mine:
-            continue
-        if eng.id in NOT_FITTED:
-            errs = [100 * (estimate_for(c) / c.measured - 1) for c in mine]
-            print(f"{eng.id:14} n={len(mine):2} not fitted (profile as in engines.csv): "
-                  f"median |err| {statistics.median(abs(e) for e in errs):5.1f}%")
-            continue
-        train = mine[::2] if args.holdout else mine
-        test = mine[1::2] if args.holdout else mine
-        fitted, _ = fit(eng, train)
-        errs = [100 * (estimate_for(c, {eng.id: fitted}) / c.measured - 1) for c in test]
-        med = statistics.median(abs(e) for e in errs) if errs else float("nan")
-        vals = {k: getattr(fitted, k) for k in GRIDS}
-        print(f"{eng.id:14} n={len(mine):2} {'test' if args.holdout else 'fit'} median |err| {med:5.1f}%  {vals}")
-        print("   rows:", ";".join(c.id.split("-")[0] for c in mine))
+    cases = scored_cases()
+    engines, kernels = fit(cases)
+    for eid, e in engines.items():
+        print(f"{eid:17}", {k: getattr(e, k) for k in ENGINE_GRIDS})
+    for kid, k in kernels.items():
+        if kid not in REFERENCE_KERNELS:
+            print(f"{kid:17}", {x: getattr(k, x) for x in KERNEL_GRIDS})
+    if args.write:
+        _write(engines, kernels, cases)
+        print("written to knowledge/engines.csv and knowledge/quant_kernels.csv")
+    if args.loso:
+        rows = loso(cases)
+        print(f"LOSO median |error| {statistics.median(abs(r['error_pct']) for r in rows):.1f}% (n={len(rows)})")
     return 0
 
 

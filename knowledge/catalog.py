@@ -18,6 +18,8 @@ __all__ = [
     "load_diffusion_models",
     "load_image_frameworks",
     "load_engines",
+    "load_kernels",
+    "resolve_kernel",
     "load_gpus",
     "load_providers",
     "load_training_efficiency",
@@ -44,6 +46,7 @@ from tools.errors import ConfigError, UnknownGpu, UnknownModel
 from tools.hf_config import arch_from_hf_config
 from tools.errors import InvalidInput
 from tools.schemas import DiffusionComponent, GpuSpec, ModelArch
+from tools.kernels import KernelProfile
 from tools.throughput import EngineProfile
 
 DATA_DIR = Path(__file__).resolve().parent
@@ -339,15 +342,50 @@ def gpu_ids_for(name: str) -> tuple[list[str], str]:
 
 
 @lru_cache(maxsize=1)
+def load_kernels() -> tuple[KernelProfile, ...]:
+    """Every quantised-matmul kernel family in knowledge/quant_kernels.csv."""
+    out = []
+    for r in _read_csv("quant_kernels.csv"):
+        vals: dict[str, Any] = {k: v for k, v in r.items() if k in KernelProfile.model_fields and v != ""}
+        for k in ("aliases", "formats"):
+            vals[k] = tuple(a.strip() for a in r.get(k, "").split(";") if a.strip())
+        out.append(KernelProfile(**vals))
+    return tuple(out)
+
+
+def _kernel_key(name: str) -> str:
+    return re.sub(r"[^a-z0-9.]+", "", str(name).lower())
+
+
+@lru_cache(maxsize=1)
 def load_engines() -> tuple[EngineProfile, ...]:
-    """Every engine profile in knowledge/engines.csv."""
+    """Every engine profile in knowledge/engines.csv, with its default kernel per weight format."""
+    kernels = {k.id: k for k in load_kernels()}
     out = []
     for r in _read_csv("engines.csv"):
         vals: dict[str, Any] = {k: v for k, v in r.items() if k in EngineProfile.model_fields and v != ""}
         vals["aliases"] = tuple(a.strip() for a in r.get("aliases", "").split(";") if a.strip())
-        vals["fp8_compute"] = _BOOL.get(r.get("fp8_compute", "").lower(), False)
+        for k in ("fp8_compute", "cuda_graphs"):
+            vals[k] = _BOOL.get(r.get(k, "").lower(), False)
+        pairs = (p.split("=", 1) for p in r.get("default_kernels", "").split(";") if "=" in p)
+        vals["kernels"] = {fmt.strip(): kernels[kid.strip()] for fmt, kid in pairs}
         out.append(EngineProfile(**vals))
     return tuple(out)
+
+
+def resolve_kernel(precision: str | None, engine: EngineProfile) -> KernelProfile | None:
+    """The kernel a precision names ("gptq-marlin", "bnb-nf4", "awq" on this engine ...), or None
+    when the precision is a plain format and the engine's default for that format applies."""
+    if not precision:
+        return None
+    key = _kernel_key(precision)
+    for k in load_kernels():
+        if key in {_kernel_key(x) for x in (k.id, *k.aliases)}:
+            return k
+    for name, k in engine.kernels.items():
+        if key == _kernel_key(name):
+            return k
+    return None
 
 
 def resolve_engine(name: str | None) -> EngineProfile:

@@ -1,19 +1,26 @@
 """Inference speed: decode tokens/s, time to first token and request latency on a given GPU.
 
-Roofline per decode step (Williams et al. 2009, applied to LLM decoding as in Kwon et al. 2023
-and the gpt-fast / "LLM inference speed of light" analyses):
-    memory time  = (weight bytes read + KV-cache bytes read) / (bandwidth x engine efficiency)
-    compute time = (2 x active params + attention) FLOPs x batch / (peak tensor rate x efficiency)
-    step time    = max(memory, compute) + tensor-parallel all-reduces + engine overhead
+One decode step is a sum of phases that run one after the other (Williams et al. 2009 roofline per
+phase, as applied to LLM decoding by Kwon et al. 2023 and the gpt-fast / "LLM inference speed of
+light" analyses):
+    linear layers  = max(weight bytes / bandwidth, matmul FLOPs / tensor rate), per the quantised
+                     kernel family (tools/kernels.py: dequantisation cost and its growth with batch)
+    attention      = max(KV bytes x passes / bandwidth, attention FLOPs / tensor rate); the KV cache
+                     grows with the output, so long outputs at large batch are attention-bound;
+                     `kv_passes` = how often an engine streams the cache per step (1 for paged/flash
+                     attention; 3 for transformers' concatenating cache: copy read + write + attention)
+    interconnect   = 2 all-reduces per layer (tensor parallel)
+    overhead       = per-layer and per-step host/launch cost (small with CUDA graphs), plus a hop per
+                     extra GPU for engines that split layers across GPUs
 Prefill is compute-bound: 2 x active params x prompt tokens (+ causal attention) at the engine's
-prefill efficiency. Engine efficiencies and overheads are data (knowledge/engines.csv), each row
-derived from the published measurements it cites.
+prefill efficiency. Engine and kernel figures are data (knowledge/engines.csv,
+knowledge/quant_kernels.csv), each row citing the published measurements it was fitted on.
 """
 
 from __future__ import annotations
 
 __all__ = ["EngineProfile", "SpeedRequest", "SpeedEstimate", "estimate_speed", "max_batch_for_memory",
-           "weight_bytes_read"]
+           "weight_bytes_read", "KernelProfile", "check_context_window", "CONTEXT_REFUSE_FACTOR"]
 
 import math
 from typing import Literal
@@ -22,34 +29,52 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tools.architecture import block_linears, count_params
 from tools.errors import InvalidCombination, InvalidInput
+from tools.kernels import DENSE, KernelProfile, linear_time_s
 from tools.schemas import MAX_SEQ_LEN, GpuSpec, ModelArch, VramEstimate
 from tools.units import WeightFormat, dtype_bytes, weight_format
 from tools.vram import kv_cache_bytes_per_token
 
+# Beyond this multiple of the model's context window an estimate is refused (the same limit as the
+# memory calculator's inference check); between 1x and this it is given with a warning.
+CONTEXT_REFUSE_FACTOR = 64
+
 
 class EngineProfile(BaseModel):
-    """How efficiently one serving engine uses a GPU (knowledge/engines.csv)."""
+    """How efficiently one serving engine generation uses a GPU (knowledge/engines.csv)."""
 
     model_config = ConfigDict(frozen=True)
 
     id: str
     name: str
     aliases: tuple[str, ...] = ()
+    generation: str = Field("", description="release line this profile describes, e.g. 'v0.6+ (CUDA graphs)'")
     bw_eff_hbm: float = Field(gt=0, le=1, description="fraction of HBM bandwidth reached by 16-bit decode")
     bw_eff_gddr: float = Field(gt=0, le=1, description="fraction of GDDR bandwidth reached by 16-bit decode")
-    quant_bw_factor: float = Field(gt=0, le=1.5, description="bandwidth efficiency of weight-only quantised kernels, relative")
+    quant_bw_factor: float = Field(1.0, gt=0, le=1.5, description="kept for old profiles; kernels carry this now")
     overhead_ms_per_layer: float = Field(ge=0, description="fixed per-step cost per transformer layer (launches, Python)")
     overhead_ms_per_step: float = Field(0.0, ge=0, description="fixed per-step cost (scheduler, sampling, detokenising)")
     compute_eff: float = Field(gt=0, le=1, description="fraction of peak tensor FLOPs in batched decode")
     prefill_eff: float = Field(gt=0, le=1, description="fraction of peak tensor FLOPs in prefill")
     multi_gpu: Literal["tensor", "layer"] = "tensor"
     allreduce_us: float = Field(0.0, ge=0, description="fixed cost of one all-reduce (tensor parallel)")
+    layer_hop_ms: float = Field(0.0, ge=0, description="per-step cost of each extra GPU in a layer split")
+    kv_passes: float = Field(1.0, ge=1, le=4, description="times the KV cache is streamed per decode step")
+    cuda_graphs: bool = Field(False, description="decode steps replayed as CUDA graphs (no per-kernel launch cost)")
     fp8_compute: bool = True
+    kernels: dict[str, KernelProfile] = Field(default_factory=dict,
+                                             description="default kernel per weight format (int4, int8, nf4, fp8, gguf)")
     source: str = ""
     notes: str = ""
 
     def bw_eff(self, gpu: GpuSpec) -> float:
         return self.bw_eff_hbm if gpu.is_hbm else self.bw_eff_gddr
+
+    def kernel_for(self, fmt: WeightFormat) -> KernelProfile:
+        """The kernel this engine runs a weight format on by default (16-bit: the dense GEMM)."""
+        if not fmt.is_quantized:
+            return DENSE
+        key = "gguf" if fmt.quantizes_embeddings else fmt.name
+        return self.kernels.get(key, DENSE)
 
 
 class SpeedRequest(BaseModel):
@@ -57,7 +82,8 @@ class SpeedRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    precision: str = Field("bf16", description="bf16, fp16, fp8, int8, int4, or GGUF q4_0, q4_k_m, q5_k_m, q6_k, q8_0, f16")
+    precision: str = Field("bf16", description="bf16, fp16, fp8, int8, int4, nf4, a kernel (gptq, gptq-marlin, awq, "
+                           "bnb-nf4, bnb-int8 ...), or GGUF q4_0, q4_k_m, q5_k_m, q6_k, q8_0, f16")
     kv_precision: Literal["fp16", "bf16", "fp8", "int8"] = Field("bf16", description="fp16 | bf16 | fp8 | int8")
     batch: int = Field(1, ge=1, le=100_000, description="concurrent sequences, an integer from 1 to 100,000")
     prompt_tokens: int = Field(512, ge=0, le=MAX_SEQ_LEN, description="prompt tokens per sequence, 0 to 100,000,000")
@@ -79,6 +105,30 @@ class SpeedEstimate(BaseModel):
     inputs: dict
     assumptions: list[str]
     memory: dict | None = None
+    kernel: str = ""
+    warnings: list[str] = Field(default_factory=list)
+
+
+def check_context_window(a: ModelArch, tokens: int) -> str | None:
+    """Judge prompt + output tokens against the model's context window.
+
+    Returns a warning when the tokens exceed the window (engines run it with RoPE scaling or a
+    sliding window, or stop at the limit, and quality past the trained length is not assured), None
+    when within it.
+
+    Raises:
+        InvalidInput: more than CONTEXT_REFUSE_FACTOR x the window (the memory calculator's limit).
+    """
+    if not a.max_context or tokens <= a.max_context:
+        return None
+    if tokens > CONTEXT_REFUSE_FACTOR * a.max_context:
+        raise InvalidInput("prompt_tokens + output_tokens", tokens,
+                           f"at most {CONTEXT_REFUSE_FACTOR} x the context window of {a.name} "
+                           f"({CONTEXT_REFUSE_FACTOR} x {a.max_context:,} = {CONTEXT_REFUSE_FACTOR * a.max_context:,} "
+                           "tokens); slightly over the window is estimated with a warning")
+    return (f"Prompt + output ({tokens:,} tokens) exceed {a.name}'s context window of {a.max_context:,} tokens "
+            f"({tokens / a.max_context:.2f}x): engines stop at the window unless RoPE scaling or a sliding window "
+            "is configured, and quality past the trained length is not assured; the figures assume it runs.")
 
 
 def max_batch_for_memory(one_sequence: VramEstimate, gpu_memory_gb: float, layer_split: int = 1) -> dict:
@@ -108,15 +158,14 @@ def _compute_rate_tflops(gpu: GpuSpec, fmt: WeightFormat, engine: EngineProfile)
     return gpu.bf16_dense_tflops, "16-bit tensor cores"
 
 
-def weight_bytes_read(a: ModelArch, fmt: WeightFormat, batch: int) -> float:
-    """Weight bytes streamed per decode step.
+def _linear_params_read(a: ModelArch, batch: int) -> tuple[float, float]:
+    """(block linear weights, LM head + norms) read per decode step, in parameters.
 
     Every linear layer and norm is read once per step; the input embedding is a lookup (only
-    `batch` rows, not counted), the LM head is read whole. MoE: of E experts with k routed per token, a batch touches
-    on average E * (1 - (1 - k/E)^batch) distinct experts, each read once.
+    `batch` rows, not counted), the LM head is read whole. MoE: of E experts with k routed per
+    token, a batch touches on average E * (1 - (1 - k/E)^batch) distinct experts, each read once.
     """
     c = count_params(a)
-    per_param = fmt.bytes_per_param + fmt.constant_bytes_per_param
     if a.is_moe:
         linears = block_linears(a)
         experts = [x for x in linears if x.name.startswith("experts.")]
@@ -128,94 +177,111 @@ def weight_bytes_read(a: ModelArch, fmt: WeightFormat, batch: int) -> float:
     else:
         blocks = c.blocks_linear
     head = (c.embedding if a.tied_embeddings else c.lm_head) + c.norms_and_biases
+    return blocks, head
+
+
+def weight_bytes_read(a: ModelArch, fmt: WeightFormat, batch: int) -> float:
+    """Weight bytes streamed per decode step (see _linear_params_read); GPU quantisation formats
+    keep the LM head and norms in 16-bit, GGUF files quantise them too."""
+    blocks, head = _linear_params_read(a, batch)
+    per_param = fmt.bytes_per_param + fmt.constant_bytes_per_param
     if fmt.is_quantized and not fmt.quantizes_embeddings:
-        return blocks * per_param + head * 2.0  # LM head and norms stay 16-bit
+        return blocks * per_param + head * 2.0
     return (blocks + head) * per_param
 
 
-def estimate_speed(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: SpeedRequest) -> SpeedEstimate:
-    """Estimate decode speed, time to first token and request latency.
+def _comm_s(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, n: int, batch: int) -> tuple[float, str]:
+    """Two ring all-reduces of the hidden state per layer (tensor parallel)."""
+    if n <= 1 or engine.multi_gpu != "tensor":
+        return 0.0, ""
+    if gpu.has_nvlink:
+        link_bw, link = gpu.nvlink_gb_per_s / 2 * 1e9, f"NVLink-class link {gpu.nvlink_gb_per_s:g} GB/s"
+    else:
+        link_bw, link = 25e9, "PCIe (about 25 GB/s per direction)"
+    msg = batch * a.hidden_size * 2.0
+    per_ar = engine.allreduce_us * 1e-6 * (1.0 if gpu.has_nvlink else 2.5) + 2.0 * (n - 1) / n * msg / link_bw
+    return 2 * a.num_layers * per_ar, link
 
-    Raises:
-        InvalidInput: a precision the tool does not know.
-        InvalidCombination: GPU facts missing for the estimate (bandwidth unknown).
-    """
+
+def _check(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: SpeedRequest) -> WeightFormat:
     try:
         fmt = weight_format(req.precision)
     except KeyError:
         raise InvalidInput("precision", req.precision,
-                           "bf16, fp16, fp8, int8, int4, nf4, q4_0, q4_k_m, q5_k_m, q6_k, q8_0, f16") from None
+                           "bf16, fp16, fp8, int8, int4, nf4, gptq, gptq-marlin, awq, bnb-nf4, bnb-int8, "
+                           "q4_0, q4_k_m, q5_k_m, q6_k, q8_0, f16") from None
     if gpu.mem_bandwidth_gb_per_s is None:
         raise InvalidCombination(f"the memory bandwidth of {gpu.name} is not in the GPU data, so its speed "
                                  "cannot be estimated")
-    n = req.gpus
-    if engine.multi_gpu == "tensor" and n > 1 and a.num_attention_heads % n:
-        raise InvalidInput("gpus", n, f"a divisor of {a.name}'s {a.num_attention_heads} attention heads "
+    if engine.multi_gpu == "tensor" and req.gpus > 1 and a.num_attention_heads % req.gpus:
+        raise InvalidInput("gpus", req.gpus, f"a divisor of {a.name}'s {a.num_attention_heads} attention heads "
                            f"for tensor parallelism")
-    tp = n if engine.multi_gpu == "tensor" else 1
-    assumptions: list[str] = [f"An estimate from the memory/compute roofline, not a measurement; engine {engine.name}."]
-    counts = count_params(a)
+    return fmt
 
+
+def estimate_speed(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: SpeedRequest,
+                   kernel: KernelProfile | None = None) -> SpeedEstimate:
+    """Estimate decode speed, time to first token and request latency.
+
+    Args:
+        kernel: the quantised-matmul kernel family; None = the engine's default for the format.
+
+    Raises:
+        InvalidInput: a precision the tool does not know; a GPU count that does not divide the heads.
+        InvalidCombination: GPU facts missing for the estimate (bandwidth unknown).
+    """
+    fmt = _check(a, gpu, engine, req)
+    kern = kernel or engine.kernel_for(fmt)
+    n = req.gpus
+    tp = n if engine.multi_gpu == "tensor" else 1
+    counts = count_params(a)
     bw = gpu.mem_bandwidth_gb_per_s * 1e9 * engine.bw_eff(gpu)
-    if fmt.is_quantized and fmt.name != "fp8":
-        bw *= engine.quant_bw_factor
     peak, how = _compute_rate_tflops(gpu, fmt, engine)
-    kv_b = dtype_bytes(req.kv_precision)
-    kv_tok = kv_cache_bytes_per_token(a, kv_b, tp)  # per GPU, all layers
+    peak_flops = peak * 1e12 if peak else None
     avg_ctx = req.prompt_tokens + req.output_tokens / 2.0
 
+    blocks, _ = _linear_params_read(a, req.batch)
     w_bytes = weight_bytes_read(a, fmt, req.batch)
-    t_mem = (w_bytes / tp + req.batch * avg_ctx * kv_tok) / bw
+    n_linears = a.num_layers * len(block_linears(a)) if kern is not DENSE else 0
+    t_wmem, t_wcomp, t_launch = linear_time_s(
+        kern, weight_bytes=w_bytes / tp, quantized_params=blocks / tp if fmt.is_quantized else 0.0,
+        batch=req.batch, bandwidth=bw, matmul_flops=req.batch * 2.0 * counts.active / tp, peak_flops=peak_flops,
+        engine_compute_eff=engine.compute_eff, quantized_linears=n_linears, cuda_graphs=engine.cuda_graphs)
+    kv_bytes = req.batch * avg_ctx * kv_cache_bytes_per_token(a, dtype_bytes(req.kv_precision), tp)
+    t_kvmem = kv_bytes * engine.kv_passes / bw
     q_width = a.num_attention_heads * a.head_dim
-    flops_tok = 2.0 * counts.active + 4.0 * a.num_layers * q_width * avg_ctx
-    if peak:
-        t_comp = req.batch * flops_tok / tp / (peak * 1e12 * engine.compute_eff)
-    else:
-        t_comp = 0.0
-        assumptions.append(f"The tensor rate of {gpu.name} is not in the GPU data: compute time not counted "
-                           "(fine at small batch, optimistic at large batch).")
-    t_comm = 0.0
-    link = ""
-    if n > 1 and engine.multi_gpu == "tensor":
-        if gpu.has_nvlink:
-            link_bw, link = gpu.nvlink_gb_per_s / 2 * 1e9, f"NVLink-class link {gpu.nvlink_gb_per_s:g} GB/s"
-        else:
-            link_bw, link = 25e9, "PCIe (about 25 GB/s per direction)"
-        msg = req.batch * a.hidden_size * 2.0
-        per_ar = engine.allreduce_us * 1e-6 * (1.0 if gpu.has_nvlink else 2.5) + 2.0 * (n - 1) / n * msg / link_bw
-        t_comm = 2 * a.num_layers * per_ar
-    overhead = (engine.overhead_ms_per_layer * a.num_layers + engine.overhead_ms_per_step) * 1e-3
+    t_acomp = (req.batch * 4.0 * a.num_layers * q_width * avg_ctx / tp / (peak_flops * engine.compute_eff)
+               if peak_flops else 0.0)
+    t_comm, link = _comm_s(a, gpu, engine, n, req.batch)
+    device = max(t_wmem, t_wcomp) + max(t_kvmem, t_acomp) + t_comm
+    host = engine.overhead_ms_per_layer * 1e-3 * a.num_layers + t_launch
+    fixed = engine.overhead_ms_per_step * 1e-3
     if n > 1 and engine.multi_gpu == "layer":
-        overhead *= 1.0 + 0.1 * (n - 1)  # each extra GPU adds a hop per step
-    step = max(t_mem, t_comp) + t_comm + overhead
+        fixed += engine.layer_hop_ms * 1e-3 * (n - 1)
+    # Host time adds to the GPU's: decode kernels are so short that the GPU idles between launches,
+    # and eager loops synchronise every step (published batch sweeps rise by the GPU's extra work
+    # on top of a flat host floor, e.g. optimum's GPTQ table). CUDA graphs shrink the per-layer part.
+    step = device + host + fixed
+    overhead = step - device
+    host_bound = host + fixed > device
+    t_mem, t_comp = t_wmem + t_kvmem, t_wcomp + t_acomp
+    mem_limited = (t_wmem if t_wmem >= t_wcomp else 0.0) + (t_kvmem if t_kvmem >= t_acomp else 0.0)
+    comp_limited = (t_wcomp if t_wcomp > t_wmem else 0.0) + (t_acomp if t_acomp > t_kvmem else 0.0)
     bound: Literal["memory", "compute", "interconnect"]
-    if t_comm > max(t_mem, t_comp):
+    if t_comm > max(mem_limited, comp_limited):
         bound = "interconnect"
     else:
-        bound = "memory" if t_mem >= t_comp else "compute"
+        bound = "memory" if mem_limited >= comp_limited else "compute"
 
     # Prefill: compute-bound matmuls + causal attention, plus one read of the weights.
     p_tok = max(req.prompt_tokens, 1)
     prefill_flops = req.batch * (2.0 * counts.active * p_tok + 2.0 * a.num_layers * q_width * p_tok * p_tok)
-    t_prefill = (prefill_flops / tp / (peak * 1e12 * engine.prefill_eff) if peak else 0.0) + w_bytes / tp / bw \
-        + t_comm + overhead
+    t_prefill = (prefill_flops / tp / (peak_flops * engine.prefill_eff * kern.compute_eff) if peak_flops else 0.0) \
+        + w_bytes / tp / bw + t_comm + overhead
     latency = t_prefill + req.output_tokens * step
-
     for v in (step, t_prefill, latency):
         if not math.isfinite(v) or v <= 0:
             raise InvalidCombination("the inputs are too large to give a finite time")
-    if fmt.name == "fp8" and not (gpu.fp8_support and peak == gpu.fp8_dense_tflops):
-        assumptions.append(f"{gpu.name} has no FP8 tensor cores: FP8 halves the bytes read but computes in 16-bit.")
-    if n > 1:
-        assumptions.append(
-            f"Tensor parallel over {n} GPUs ({link}): weights and KV heads split, 2 all-reduces per layer."
-            if engine.multi_gpu == "tensor" else
-            f"{engine.name} splits layers across {n} GPUs (pipeline, one GPU busy at a time): no speed-up per token.")
-    assumptions.append(f"Compute at {how}; {engine.name} reaches ~{engine.bw_eff(gpu):.0%} of "
-                       f"{'HBM' if gpu.is_hbm else 'GDDR'} bandwidth at 16-bit"
-                       + (f" and {engine.quant_bw_factor:.0%} of that with quantised kernels" if fmt.is_quantized and fmt.name != 'fp8' else "")
-                       + ".")
-    assumptions.append(f"Average context {avg_ctx:,.0f} tokens (prompt + half the output) for the KV-cache reads.")
     return SpeedEstimate(
         decode_tokens_per_s=1.0 / step,
         aggregate_tokens_per_s=req.batch / step,
@@ -223,11 +289,45 @@ def estimate_speed(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: Speed
         request_latency_s=latency,
         bound=bound,
         step_ms={"memory": t_mem * 1e3, "compute": t_comp * 1e3, "interconnect": t_comm * 1e3,
-                 "overhead": overhead * 1e3, "total": step * 1e3},
+                 "overhead": overhead * 1e3, "total": step * 1e3, "weights": max(t_wmem, t_wcomp) * 1e3,
+                 "attention": max(t_kvmem, t_acomp) * 1e3},
         gpu={"id": gpu.id, "name": gpu.name, "mem_bandwidth_gb_per_s": gpu.mem_bandwidth_gb_per_s,
              "bf16_dense_tflops": gpu.bf16_dense_tflops, "fp8_dense_tflops": gpu.fp8_dense_tflops,
              "memory_type": gpu.memory_type, "interconnect": gpu.interconnect},
         engine=engine.id,
+        kernel=kern.id,
         inputs=req.model_dump() | {"model": a.id},
-        assumptions=assumptions,
+        assumptions=_assumptions(a, gpu, engine, req, fmt, kern, how, link, peak, avg_ctx)
+        + ([f"Mostly host overhead: {engine.name} spends {(host + fixed) * 1e3:.1f} ms per step launching kernels "
+            f"and scheduling against {device * 1e3:.1f} ms of GPU work, so a faster GPU helps little; CUDA graphs "
+            "or a compiled engine would."] if host_bound else []),
     )
+
+
+def _assumptions(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: SpeedRequest, fmt: WeightFormat,
+                 kern: KernelProfile, how: str, link: str, peak: float | None, avg_ctx: float) -> list[str]:
+    gen = f" ({engine.generation})" if engine.generation else ""
+    out = [f"An estimate from the memory/compute roofline, not a measurement; engine {engine.name}{gen}."]
+    if not peak:
+        out.append(f"The tensor rate of {gpu.name} is not in the GPU data: compute time not counted "
+                   "(fine at small batch, optimistic at large batch).")
+    if fmt.name == "fp8" and not (gpu.fp8_support and peak == gpu.fp8_dense_tflops):
+        out.append(f"{gpu.name} has no FP8 tensor cores: FP8 halves the bytes read but computes in 16-bit.")
+    if req.gpus > 1:
+        out.append(
+            f"Tensor parallel over {req.gpus} GPUs ({link}): weights and KV heads split, 2 all-reduces per layer."
+            if engine.multi_gpu == "tensor" else
+            f"{engine.name} splits layers across {req.gpus} GPUs (pipeline, one GPU busy at a time): no speed-up "
+            "per token.")
+    out.append(f"Compute at {how}; {engine.name} reaches ~{engine.bw_eff(gpu):.0%} of "
+               f"{'HBM' if gpu.is_hbm else 'GDDR'} bandwidth at 16-bit.")
+    if kern is not DENSE:
+        grow = (f", dequantising to 16-bit from batch {kern.reconstruct_batch}" if kern.reconstruct_batch else
+                f", +{kern.batch_slope:.0%} weight-read time per extra sequence" if kern.batch_slope else "")
+        out.append(f"Quantised weights ({fmt.name}) run on the {kern.name} kernel at ~{kern.bw_eff:.0%} of that "
+                   f"bandwidth{grow} (knowledge/quant_kernels.csv).")
+    if engine.kv_passes > 1:
+        out.append(f"{engine.name} streams the KV cache {engine.kv_passes:g} times per step (the cache is "
+                   "re-concatenated each step), so cost grows with batch x length.")
+    out.append(f"Average context {avg_ctx:,.0f} tokens (prompt + half the output) for the KV-cache reads.")
+    return out

@@ -94,6 +94,13 @@ _FORMAT_ALIASES = {
     "e4m3": "fp8", "float8": "fp8", "8bit": "int8", "8-bit": "int8", "w8a16": "int8",
     "4bit": "int4", "4-bit": "int4", "gptq": "int4", "awq": "int4", "w4a16": "int4",
     "int4-awq": "int4", "int4-gptq": "int4", "bnb4": "nf4", "qlora": "nf4",
+    # Kernel names (tools/kernels.py, knowledge/quant_kernels.csv) store weights in these formats.
+    "gptq-marlin": "int4", "awq-marlin": "int4", "marlin": "int4", "machete": "int4", "gptq-exllama": "int4",
+    "gptq-exllamav2": "int4", "gptq-cuda-old": "int4", "gptq-cuda": "int4", "awq-gemm": "int4",
+    "awq-gemv": "int4", "tinygemm": "int4", "int4wo": "int4", "exl2": "int4", "q4f16_1": "int4",
+    "bnb-4bit": "nf4", "bnb-nf4": "nf4", "bnb-fp4": "fp4", "load_in_4bit": "nf4",
+    "bnb-int8": "int8", "llm.int8": "int8", "llm-int8": "int8", "bnb8": "int8", "load_in_8bit": "int8",
+    "int8wo": "int8", "fp8-w8a8": "fp8",
 }
 
 
