@@ -62,9 +62,8 @@ def speed_rows() -> tuple[Row, ...]:
 def _request(r: dict[str, str]) -> ImageRequest:
     arch = load_diffusion_arch()[r["pipeline"]]
     guidance = arch.default_guidance if r["cfg"] == "true" else (arch.default_guidance if arch.guidance_distilled else 1.0)
-    prec = r["precision"] if r["precision"] in ("fp16", "bf16", "fp32", "fp8") else r["precision"]
     return ImageRequest(width=int(r["width"]), height=int(r["height"]), steps=int(r["steps"]), batch=int(r["batch"]),
-                        guidance=guidance, precision=prec)
+                        guidance=guidance, precision=r["precision"], placement=r.get("placement") or "all-on-gpu")
 
 
 @lru_cache(maxsize=None)
@@ -199,7 +198,8 @@ def memory_table() -> list[dict]:
         if te != r["denoiser_precision"] and not any(c.component_class.startswith("T5") for c in comps):
             raise ValueError(f"{r['id']}: a separate text-encoder precision needs a T5 pipeline")
         est = estimate_image_memory(comps, arch, req)
-        comparable = est.total_gb - est.components_gb.get("cuda_context", 0.0)
+        # torch's counters leave out the CUDA context; device-used figures (mem_get_info, nvidia-smi) include it
+        comparable = est.total_gb - (0.0 if r["metric"] == "device_used" else est.components_gb.get("cuda_context", 0.0))
         measured_gb = float(r["measured_gib"]) * GIB_IN_GB
         out.append({"id": r["id"], "source": r["source"], "placement": r["placement"], "measured_gb": measured_gb,
                     "predicted_gb": comparable, "error_pct": 100.0 * (comparable - measured_gb) / measured_gb,
