@@ -22,12 +22,34 @@ _TOKEN = re.compile(r"[a-z0-9][a-z0-9.\-_/]*[a-z0-9]|[a-z0-9]")
 _MODEL_FAMILIES = (r"gemini|llama|mistral|mixtral|qwen|gemma|phi|falcon|deepseek|gpt|claude|grok|yi|command-?r|olmo|"
                    r"starcoder|codellama|vicuna|bloom|opt|mpt|solar|nemotron|jamba|dbrx|internlm|baichuan|chatglm|glm|"
                    r"kimi|minimax|smollm|granite|aya|orca|zephyr|tinyllama|stablelm|pythia|t5|bert")
-_UNKNOWN_MODEL = re.compile(
-    rf"\b((?:{_MODEL_FAMILIES})(?:[\s\-_.]?(?:v?\d+(?:\.\d+)?|[a-z]+))*?[\s\-_.]?\d+(?:\.\d+)?\s?[bmt])\b"
-    rf"|\b((?:{_MODEL_FAMILIES})[\s\-_.]?v?\d+(?:\.\d+)?(?:[\s\-_.](?:ultra|turbo|pro|max|mega|mini|large|instruct|[a-z]+\d*))*)\b")
-# closed-weights product names, and family-word-hyphen names ("zephyr-ultra 300"): models we cannot size
-_CLOSED_MODEL = re.compile(r"\b((?:gemini|claude|gpt-?[45]\w*|grok)(?:[\s\-_.](?!on\b|in\b|at\b|for\b|with\b)[a-z0-9.]+){0,3})")
-_HYPHEN_MODEL = re.compile(rf"\b((?:{_MODEL_FAMILIES})-[a-z]+(?:[\s\-_.][a-z]+)*[\s\-_.]v?\d+(?:\.\d+)?[a-z]?)\b")
+_FAMILY = re.compile(rf"^(?:{_MODEL_FAMILIES})(?:[-_.]?[a-z]*)?$|^(?:{_MODEL_FAMILIES})[-_.]?v?\d+(?:\.\d+)?[a-z]?$")
+_NAME_PART = re.compile(r"^(?:v?\d+(?:\.\d+)?[a-z]{0,2}|[a-z][a-z0-9.\-]{1,14})$")
+_NOT_NAME = frozenset("""on in at for with to of and or is are be a an the my our my model models gpu gpus card need needs
+run serve inference fine finetune fine-tune train training lora qlora vram memory how much what which can will would
+ka ki ke ko se pe par mein me hai hain ko liye kitna kitni kitne batao chahiye k requirement""".split())
+_WORD_RUN = re.compile(r"[a-z0-9][a-z0-9.\-_]*")
+
+
+def _unknown_model(text: str) -> Span | None:
+    """A family word ("llama", "mistral", "gemini" ...) with a version, size or product words after
+    it that the catalog does not know: "Llama 6 1T", "Mistral Colossus 3", "Zephyr-Ultra 300"."""
+    words = list(_WORD_RUN.finditer(text))
+    for i, w in enumerate(words):
+        if not _FAMILY.match(w.group()):
+            continue
+        j = i + 1
+        while j < len(words) and j - i <= 4 and words[j].group() not in _NOT_NAME and _NAME_PART.match(words[j].group()) \
+                and words[j].start() - words[j - 1].end() <= 1:
+            j += 1
+        name = text[w.start():words[j - 1].end()]
+        closed = re.match(r"(?:gemini|claude|gpt|grok)", w.group())
+        if j - i >= 2 or re.search(r"\d|-[a-z]", w.group()) or closed:
+            if re.search(r"\d", name) or closed or j - i >= 3 or "-" in w.group():
+                return Span(w.start(), words[j - 1].end(), name, name)
+    m = re.search(r"\b([a-z]{3,}[a-z0-9.]*(?:[-_][a-z0-9.]+){0,4}[-_]\d+(?:\.\d+)?[bm](?:[-_][a-z0-9.]+){0,3})\b", text)
+    return Span(m.start(1), m.end(1), m.group(1), m.group(1)) if m else None
+
+
 _UNKNOWN_GPU = re.compile(r"\b((?:gtx|rtx|tesla|quadro|radeon|rx|geforce|instinct)\s?[a-z]?\d{3,4}\w*|"
                           r"(?:[abhlv]|mi|gb|b)\d{2,3}[a-z]?)\b")
 
@@ -44,12 +66,17 @@ def _tokens(text: str) -> list[tuple[int, int, str]]:
     return [(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text)]
 
 
-def find_models(text: str) -> tuple[Span | None, Span | None]:
-    """(catalog LLM or image pipeline, unknown model-like name) — longest n-gram that is a catalog key."""
+def find_models(text: str) -> tuple[list[Span], Span | None]:
+    """(every catalog LLM or image pipeline named, in text order; an unknown model-like name).
+
+    At each position the longest n-gram that is a catalog key wins; a unique prefix of a catalog
+    key counts ("phi-3 mini" is phi-3-mini-4k) unless it ends in a bare number ("llama 7")."""
     toks = _tokens(text)
     idx = model_names()
-    best: Span | None = None
-    for i in range(len(toks)):
+    found: list[Span] = []
+    i = 0
+    while i < len(toks):
+        hit_span = None
         for n in range(min(7, len(toks) - i), 0, -1):
             s, e = toks[i][0], toks[i + n - 1][1]
             cand = text[s:e]
@@ -62,41 +89,41 @@ def find_models(text: str) -> tuple[Span | None, Span | None]:
                 if len(ids) == 1:
                     hit = next(m for k, m in idx.items() if k.startswith(key))
             if hit is not None:
-                if best is None or (e - s) > (best.end - best.start):
-                    best = Span(s, e, hit.id, cand)
+                hit_span = (Span(s, e, hit.id, cand), n)
                 break
-    if best:
-        return best, None
-    pipe = _find_pipeline(text, toks)
-    if pipe:
-        return pipe, None
-    m = _CLOSED_MODEL.search(text) or _HYPHEN_MODEL.search(text)
-    if m:
-        return None, Span(m.start(1), m.end(1), m.group(1), m.group(1))
-    m = _UNKNOWN_MODEL.search(text)
-    if m:
-        g = 1 if m.group(1) else 2
-        return None, Span(m.start(g), m.end(g), m.group(g), m.group(g))
-    m = re.search(r"\b([a-z]{3,}[a-z0-9.]*(?:[-_][a-z0-9.]+)*[-_]\d+(?:\.\d+)?[bm](?:[-_][a-z0-9.]+)*)\b", text)
-    if m:
-        return None, Span(m.start(1), m.end(1), m.group(1), m.group(1))
-    return None, None
+        if hit_span:
+            found.append(hit_span[0])
+            i += hit_span[1]
+        else:
+            i += 1
+    pipe = _find_pipeline(text, toks, [(f.start, f.end) for f in found])
+    found += pipe
+    found.sort(key=lambda f: f.start)
+    if found:
+        return found, None
+    return [], _unknown_model(text)
 
 
-def _find_pipeline(text: str, toks: list[tuple[int, int, str]]) -> Span | None:
-    for i in range(len(toks)):
+def _find_pipeline(text: str, toks: list[tuple[int, int, str]], taken: list[tuple[int, int]]) -> list[Span]:
+    out: list[Span] = []
+    i = 0
+    while i < len(toks):
+        step = 1
         for n in range(min(4, len(toks) - i), 0, -1):
             s, e = toks[i][0], toks[i + n - 1][1]
             cand = text[s:e]
-            if len(cand) < 3 or not re.search(r"[a-z]", cand):
+            if len(cand) < 3 or not re.search(r"[a-z]", cand) or any(a < e and s < b for a, b in taken + [(o.start, o.end) for o in out]):
                 continue
             try:
                 pipe = resolve_diffusion(cand)
             except UnknownModel:
                 pipe = None
             if pipe:
-                return Span(s, e, pipe[0].model_id, cand)
-    return None
+                out.append(Span(s, e, pipe[0].model_id, cand))
+                step = n
+                break
+        i += step
+    return out
 
 
 def find_gpus(text: str, skip: list[tuple[int, int]]) -> tuple[list[Span], list[Span]]:

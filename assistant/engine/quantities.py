@@ -21,6 +21,7 @@ from assistant.engine.numbers import Num
 class Roles:
     values: dict[str, float] = field(default_factory=dict)
     used: set[int] = field(default_factory=set)        # indexes of numbers given a role
+    role_of: dict[int, str] = field(default_factory=dict)  # index -> the role it filled
     precision_bits: list[tuple[int, int]] = field(default_factory=list)  # (bits, position) for "8-bit"
 
 
@@ -66,10 +67,13 @@ def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], h
         if name == "_bits":
             r.precision_bits.append((int(value), n.start))
             r.used.add(i)
+            r.role_of[i] = "kv_precision" if value < 0 else "precision"
             continue
-        if name not in r.values:
-            r.values[name] = value
+        if name in r.values and abs(r.values[name] - value) > 1e-9 * max(1.0, abs(value)):
+            continue  # a second value for a role already filled: reported as not used, never swallowed
+        r.values[name] = value
         r.used.add(i)
+        r.role_of[i] = name
     return r
 
 
@@ -79,6 +83,7 @@ def _resolution(text: str, nums: list[Num], r: Roles) -> None:
         for i, n in enumerate(nums):
             if m.start() <= n.start < m.end():
                 r.used.add(i)
+                r.role_of[i] = "resolution"
 
 
 def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):  # noqa: C901 - a grammar table
@@ -175,11 +180,11 @@ def _ctx(n: Num) -> float:
 
 
 def _memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans) -> tuple[str, float] | None:
-    window = right[:30] + " " + left[-30:]
-    if _EGRESS_NEAR.search(window):
-        return ("egress_gb", v)
-    if _STORAGE_NEAR.search(window) or re.search(r"dataset|data\b", right[:20]):
-        return ("storage_gb", v)
+    for window in (right[:30], left[-30:]):  # the words after the amount first, then before it
+        if _EGRESS_NEAR.search(window):
+            return ("egress_gb", v)
+        if _STORAGE_NEAR.search(window) or re.search(r"dataset|data\b", window[:20]):
+            return ("storage_gb", v)
     if _MEMORY_NEAR.search(right[:25]) or re.search(r"(?:with|of|has|having|got|only|my|a|an|one|single)\s*$", left) \
             or not gpu_spans:
         return ("gpu_memory_gb", v)

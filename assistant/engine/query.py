@@ -20,7 +20,7 @@ SolveFor = Literal["max_context", "max_batch", "min_gpu_count", "min_gpu_memory"
 
 # Facts a user states. Everything else in Query is bookkeeping (language, coverage, carried-over fields).
 FACT_FIELDS = (
-    "solve_for", "model", "model_unknown", "params_b", "method", "precision", "kv_precision", "optimizer",
+    "solve_for", "model", "other_models", "model_unknown", "params_b", "method", "precision", "kv_precision", "optimizer",
     "training_precision", "gpus", "gpu_unknown", "gpu_count", "gpu_memory_gb", "context_tokens", "prompt_tokens",
     "output_tokens", "batch", "concurrent_users", "examples", "tokens_per_example", "dataset_tokens", "epochs",
     "budget_usd_per_hour", "budget_usd_total", "deadline_hours", "min_tokens_per_s", "providers", "regions", "spot",
@@ -36,6 +36,7 @@ class Query(BaseModel):
     solve_for: SolveFor | None = Field(None, description="the unknown the user asks to be solved for")
     model: str | None = Field(None, description="catalog model or image-pipeline id")
     model_text: str | None = Field(None, description="the model name as the user wrote it")
+    other_models: list[str] = Field(default_factory=list, description="further catalog models named (comparisons)")
     model_unknown: str | None = Field(None, description="a model-like name not in the catalog, as written")
     params_b: float | None = Field(None, description="model size in billions of parameters when only a size is given")
     method: Literal["inference", "full", "lora", "qlora", "finetune"] | None = Field(
@@ -81,6 +82,7 @@ class Query(BaseModel):
     followup: bool = Field(False, description="this turn was merged into an earlier Query")
     carried: list[str] = Field(default_factory=list, description="facts carried over from earlier turns")
     not_used: list[str] = Field(default_factory=list, description="numbers or names of the question not used")
+    number_uses: dict[str, str] = Field(default_factory=dict, description="each number as written -> the fact it filled")
     out_of_range: list[str] = Field(default_factory=list, description="values named as out of range")
     injection: bool = Field(False, description="the text tries to instruct the assistant")
     intent_cued: bool = Field(False, description="the words themselves ask for an intent (not only settings)")

@@ -16,6 +16,7 @@ __all__ = ["detect_language", "normalise", "understand", "understand_turn", "und
 
 import re
 from functools import lru_cache
+from typing import Any
 
 from assistant.engine.lexicon import lexicon, pattern_map, patterns
 from assistant.engine.names import find_concepts, find_gpus, find_models, find_providers
@@ -37,7 +38,7 @@ def normalise(text: str) -> str:
     t = to_ascii_digits((text or "")[:_MAX_CHARS]).translate(_URDU_FOLD).lower()
     t = re.sub(r"[\u064B-\u065F\u0670]", "", t)
     t = re.sub(r"\b(\d{1,4})\s?x(?=[a-z])", r"\1x ", t)                  # 8xh100 -> 8x h100
-    t = re.sub(r"\b([a-z]+\d+[a-z]*)\s?x\s?(\d{1,3})\b", r"\1 x\2", t)    # h100x8 -> h100 x8
+    t = re.sub(r"\b([a-z]+\d+[a-z]*)\s?x\s?(\d{1,3})\b", r"\1 x \2", t)   # h100x8 -> h100 x 8
     t = re.sub(r"(?<=\d)(?=(?:gb|gib|tb)\b)", " ", t)
     return re.sub(r"\s+", " ", t).strip()
 
@@ -97,8 +98,10 @@ def _understand_cached(raw: str) -> Query:
         q.answer_lang = "ur"
     elif patterns("answer_in_english").search(t):
         q.answer_lang = "en"
-    model, unknown_model = find_models(t)
-    skip = [(s.start, s.end) for s in (model, unknown_model) if s]
+    models, unknown_model = find_models(t)
+    model = _main_model(t, models)
+    q.other_models = _unique([m.value for m in models if m.value != (model.value if model else None)])
+    skip = [(s.start, s.end) for s in [*models, unknown_model] if s]
     gpus, gpu_unknown = find_gpus(t, skip)
     if model:
         q.model, q.model_text = model.value, model.text
@@ -113,11 +116,25 @@ def _understand_cached(raw: str) -> Query:
     q.seen_providers = list(q.providers)
     name_spans += [(p.start, p.end) for p in providers]
     # a model name between a number and its unit ("1.2M SDXL images") does not hide the unit
-    t_roles = t if not model else t[:model.start] + " " * (model.end - model.start) + t[model.end:]
+    t_roles = t
+    for m in models:
+        t_roles = t_roles[:m.start] + " " * (m.end - m.start) + t_roles[m.end:]
     _read_numbers(t_roles, q, name_spans, [(g.start, g.end) for g in gpus + gpu_unknown])
     _read_words(t, q)
     finalize(q)
     return q
+
+
+def _main_model(t: str, models: list) -> Any:
+    """The model the question is about: the first named, or a later one the user moves to
+    ("I ran Mistral 7B, now moving to Llama 3.1 70B")."""
+    if not models:
+        return None
+    for m in models[1:]:
+        if re.search(r"(?:now|instead|moving to|move to|switch(?:ing)? to|upgrade to|migrat\w* to|rather)\W+(?:\w+\W+){0,3}$",
+                     t[max(0, m.start - 40):m.start]):
+            return m
+    return models[0]
 
 
 def _unique(xs: list) -> list:
@@ -149,6 +166,7 @@ def _read_numbers(t: str, q: Query, name_spans: list[tuple[int, int]], gpu_spans
             q.kv_precision = {8: "fp8", 4: "int4", 16: "fp16"}.get(-bits, q.kv_precision)
         elif bits in _BITS and not _negated(t, pos) and q.precision is None:
             q.precision = _BITS[bits]
+    q.number_uses = {n.text: roles.role_of[i] for i, n in enumerate(nums) if i in roles.role_of}
     q.not_used = [n.text for i, n in enumerate(nums) if i not in roles.used and not n.is_word
                   and not _ordinal_or_version(t, n)]
 
@@ -198,6 +216,9 @@ def _read_words(t: str, q: Query) -> None:
     if m_day and m_hpd:
         q.duration_hours = float(m_day.group(1)) * float(m_hpd.group(1) or m_hpd.group(2))
         q.deadline_hours = None
+        for txt in (m_day.group(1), m_hpd.group(1) or m_hpd.group(2)):
+            q.number_uses[txt] = "duration_hours"
+            q.not_used = [x for x in q.not_used if x != txt]
     for lx in lexicon().values():
         for phrase, hours in lx.get("deadline_phrases", {}).items():
             if q.deadline_hours is None and re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", t):

@@ -1,0 +1,113 @@
+"""The turn as an explicit LangGraph StateGraph, with the typed Query in the state:
+
+    understand -> (clarify | plan) -> tools -> plan ... -> compose -> ground -> END
+
+`understand` folds the message into the thread's Query; `clarify` looks up an unknown model or
+GPU (the tools answer with the closest known names) instead of guessing; `plan` asks for the next
+round of tool calls (none left: compose); `tools` runs them; `compose` builds the typed answer
+sections; `ground` renders them and checks that every number comes from a tool result or the user.
+No checkpointer: the thread's Query and turns live in the conversation store (assistant.threads).
+"""
+
+from __future__ import annotations
+
+__all__ = ["TurnState", "build_turn_graph", "needs_clarification"]
+
+from typing import Any, Callable, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+from assistant.engine.plan import plan
+from assistant.engine.query import Query
+from assistant.engine.understand import understand_turn
+
+MAX_ROUNDS = 3
+
+
+class TurnState(TypedDict, total=False):
+    question: str
+    users: list[str]               # the thread's user messages, this one last (grounding accepts their numbers)
+    prior: dict[str, Any] | None   # the thread's Query before this turn (JSON)
+    query: dict[str, Any]          # the Query after this turn (JSON)
+    pending: list[dict[str, Any]]  # tool calls of the next round
+    done: list[list[Any]]          # [name, args, result] of this turn, in order
+    rounds: int
+    sections: dict[str, Any]
+    text: str
+    grounding: dict[str, Any]
+
+
+def needs_clarification(q: Query) -> bool:
+    """An unknown model with no size, or only unknown GPUs where a GPU is needed: ask, don't guess."""
+    computing = set(q.intents) & {"fit", "speed", "train_time", "cost", "prices", "recommend"}
+    if not computing:
+        return False
+    if q.model_unknown and not q.params_b and not q.model:
+        return True
+    return bool(q.gpu_unknown and not q.gpus and not q.gpu_memory_gb)
+
+
+def build_turn_graph(run_tool: Callable[[str, dict], dict], compose: Callable[[Query, list], Any],
+                     render: Callable[[Any], str], check: Callable[[str, list, list], list],
+                     scrub: Callable[[str, list], str]) -> Any:
+    """Compile the turn graph over the given tool runner, composer, renderer and grounding check."""
+
+    def understand_node(s: TurnState) -> TurnState:
+        prior = Query.model_validate(s["prior"]) if s.get("prior") else None
+        q = understand_turn(s["question"], prior)
+        return {"query": q.model_dump(mode="json"), "done": [], "rounds": 0}
+
+    def clarify_node(s: TurnState) -> TurnState:
+        q = Query.model_validate(s["query"])
+        calls = []
+        if q.model_unknown and not q.params_b and not q.model:
+            calls.append({"name": "vram_calculator", "args": {"model": q.model_unknown, "method": "inference"}})
+        for g in q.gpu_unknown[:2]:
+            calls.append({"name": "price_query", "args": {"gpu": g}})
+        return {"pending": calls, "rounds": MAX_ROUNDS - 1}
+
+    def plan_node(s: TurnState) -> TurnState:
+        if s.get("rounds", 0) >= MAX_ROUNDS:
+            return {"pending": []}
+        q = Query.model_validate(s["query"])
+        done = [tuple(d) for d in s.get("done", [])]
+        return {"pending": plan(q, done), "rounds": s.get("rounds", 0) + 1}
+
+    def tools_node(s: TurnState) -> TurnState:
+        done = list(s.get("done", []))
+        for call in s.get("pending", []):
+            done.append([call["name"], call["args"], run_tool(call["name"], call["args"])])
+        return {"done": done, "pending": []}
+
+    def compose_node(s: TurnState) -> TurnState:
+        q = Query.model_validate(s["query"])
+        sections = compose(q, [tuple(d) for d in s.get("done", [])])
+        return {"sections": sections.model_dump(mode="json") if hasattr(sections, "model_dump") else sections}
+
+    def ground_node(s: TurnState) -> TurnState:
+        text = render(s["sections"])
+        results = [d[2] for d in s.get("done", [])]
+        unbacked = check(text, results, s.get("users", [s["question"]]))
+        grounding: dict[str, Any] = {"ok": not unbacked, "unbacked": unbacked}
+        if unbacked:
+            text = scrub(text, unbacked)
+            grounding["rewritten"] = "sentences dropped"
+        return {"text": text, "grounding": grounding}
+
+    g = StateGraph(TurnState)
+    g.add_node("understand", understand_node)
+    g.add_node("clarify", clarify_node)
+    g.add_node("plan", plan_node)
+    g.add_node("tools", tools_node)
+    g.add_node("compose", compose_node)
+    g.add_node("ground", ground_node)
+    g.add_edge(START, "understand")
+    g.add_conditional_edges("understand",
+                            lambda s: "clarify" if needs_clarification(Query.model_validate(s["query"])) else "plan",
+                            ["clarify", "plan"])
+    g.add_edge("clarify", "tools")
+    g.add_conditional_edges("plan", lambda s: "tools" if s.get("pending") else "compose", ["tools", "compose"])
+    g.add_edge("tools", "plan")
+    g.add_edge("compose", "ground")
+    g.add_edge("ground", END)
+    return g.compile()

@@ -1,0 +1,258 @@
+"""From the typed Query to tool calls, one round at a time.
+
+`plan(query, done)` returns the calls still needed given this turn's results so far ([] when the
+answer can be composed). A second round runs only when a call needs a number from a first-round
+result: the GPUs with enough memory for a computed need, or the way forward after a negative verdict.
+Defaults applied here are the practitioner's (stated in the answer by compose).
+"""
+
+from __future__ import annotations
+
+__all__ = ["DEFAULTS", "plan"]
+
+from typing import Any
+
+from assistant.engine.query import Query
+
+DEFAULTS = {
+    "context_tokens": 4096,
+    "finetune_method": "lora",
+    "tokens_per_example": 512,
+    "billing_gpu": "A100",
+    "billing_hours": 20 / 60,
+}
+_MAX_SIDES = 3
+_TRAINING = ("full", "lora", "qlora", "finetune")
+
+Call = dict[str, Any]
+Done = list[tuple[str, dict, dict]]
+
+
+def _model(q: Query) -> dict[str, Any]:
+    if q.model:
+        return {"model": q.model}
+    if q.params_b is not None:
+        return {"params_b": q.params_b}
+    if q.model_unknown:
+        return {"model": q.model_unknown}  # the tool answers with the closest known names
+    return {}
+
+
+def _training(q: Query) -> bool:
+    return q.method in _TRAINING or (q.method is None and bool(q.dataset_tokens or q.epochs or (q.examples and not q.prompt_tokens)))
+
+
+def train_method(q: Query) -> str:
+    if q.method in ("full", "lora", "qlora"):
+        return q.method
+    if q.precision in ("int4", "nf4"):
+        return "qlora"
+    return DEFAULTS["finetune_method"]
+
+
+def _gpu_sides(q: Query) -> list[dict[str, Any]]:
+    """One dict per GPU the question names (a memory size counts as a GPU); [{}] when none."""
+    sides: list[dict[str, Any]] = [{"gpu": g} for g in q.gpus[:_MAX_SIDES]]
+    if not sides and q.gpu_unknown:
+        sides = [{"gpu": q.gpu_unknown[0]}]
+    if not sides and q.gpu_memory_gb:
+        sides = [{"gpu_memory_gb": q.gpu_memory_gb}]
+    return sides or [{}]
+
+
+def _context(q: Query) -> int:
+    if q.context_tokens:
+        return q.context_tokens
+    if q.prompt_tokens or q.output_tokens:
+        return (q.prompt_tokens or 0) + (q.output_tokens or 0)
+    return DEFAULTS["context_tokens"]
+
+
+def _vram_args(q: Query) -> dict[str, Any]:
+    a: dict[str, Any] = dict(_model(q))
+    if _training(q):
+        a["method"] = train_method(q)
+        if q.context_tokens:
+            a["seq_len"] = q.context_tokens
+        a["batch"] = q.batch
+        a["grad_checkpointing"] = True if q.grad_checkpointing is None else q.grad_checkpointing
+        a["optimizer"] = q.optimizer
+        a["training_precision"] = q.training_precision
+        a["lora_rank"] = q.lora_rank
+        if a["method"] != "qlora" or q.precision in ("nf4", "int4"):
+            a["weight_precision"] = None if a["method"] == "qlora" else q.precision
+    else:
+        a["method"] = "inference"
+        a["seq_len"] = _context(q)
+        a["batch"] = q.concurrent_users or q.batch
+        a["weight_precision"] = q.precision
+        a["kv_precision"] = q.kv_precision
+    if q.gpu_count and q.gpu_count > 1:
+        a["gpus"] = q.gpu_count
+    return {k: v for k, v in a.items() if v is not None}
+
+
+def _guide(q: Query) -> Call:
+    topic = {"fit": "VRAM memory KV cache weights fit", "speed": "memory bandwidth tokens per second speed",
+             "train_time": "fine-tuning hardware time", "prices": "price comparison spot on-demand",
+             "cost": "billing granularity spot checkpoint cost", "recommend": "choose a card VRAM first then bandwidth",
+             "compare": "memory bandwidth HBM GDDR VRAM"}.get(q.intent, "")
+    question = q.text if q.intent in ("guide", "help") else f"{q.text} {topic}"
+    return {"name": "search_guide", "args": {"question": question[:2000], "lang": q.answer_lang, "k": 2}}
+
+
+def plan(q: Query, done: Done | None = None) -> list[Call]:
+    """Tool calls for this round; `done` = [(name, args, result)] of earlier rounds of this turn."""
+    if done:
+        return _second_round(q, done)
+    intents = set(q.intents)
+    if intents & {"help", "out_of_scope"} or not intents:
+        return []
+    if intents == {"guide"} or intents == {"guide", "compare"}:
+        return [_guide(q)]
+    calls: list[Call] = []
+    m = _model(q)
+    if "recommend" in intents and (m or q.model):
+        calls.append({"name": "recommend_gpus", "args": _recommend_args(q)})
+    if "fit" in intents and m and not ("recommend" in intents and not q.has_gpu):
+        calls += _fit_calls(q)
+    if "speed" in intents and m and q.gpus:
+        calls += _speed_calls(q)
+    if "train_time" in intents and m and q.gpus and _training(q) and "cost" not in intents:
+        for side in _gpu_sides(q):
+            calls.append({"name": "training_time", "args": m | _data_args(q) | side | {"method": train_method(q)}
+                          | ({"gpus": q.gpu_count} if q.gpu_count and q.gpu_count > 1 else {})})
+    if "cost" in intents:
+        calls += _cost_calls(q)
+    if "prices" in intents and not ("recommend" in intents and m) and not ("cost" in intents and calls):
+        calls += _price_calls(q)
+    calls.append(_guide(q))
+    return calls
+
+
+def _fit_calls(q: Query) -> list[Call]:
+    base = _vram_args(q)
+    out = []
+    for side in _gpu_sides(q):
+        out.append({"name": "vram_calculator", "args": base | side})
+    if base.get("method") == "full" and not q.training_precision and len(out) == 1:
+        out.append({"name": "vram_calculator", "args": out[0]["args"] | {"training_precision": "bf16"}})
+    return out
+
+
+def _speed_calls(q: Query) -> list[Call]:
+    base: dict[str, Any] = dict(_model(q))
+    for k, v in (("precision", q.precision), ("engine", q.engine), ("prompt_tokens", q.prompt_tokens),
+                 ("output_tokens", q.output_tokens)):
+        if v:
+            base[k] = v
+    if q.context_tokens and not q.prompt_tokens:
+        base["prompt_tokens"] = max(1, q.context_tokens * 3 // 4)
+        base.setdefault("output_tokens", max(1, q.context_tokens - base["prompt_tokens"]))
+    if q.gpu_count and q.gpu_count > 1:
+        base["gpus"] = q.gpu_count
+    load = q.concurrent_users or q.batch
+    batches = [1, load] if load and load > 1 else [1]
+    return [{"name": "speed_estimator", "args": base | {"gpu": g, "batch": b}} for g in q.gpus[:_MAX_SIDES] for b in batches]
+
+
+def _data_args(q: Query) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if q.dataset_tokens:
+        out["dataset_tokens"] = q.dataset_tokens
+    elif q.examples:
+        out["examples"] = q.examples
+        out["tokens_per_example"] = q.tokens_per_example or DEFAULTS["tokens_per_example"]
+    if q.epochs:
+        out["epochs"] = q.epochs
+    return out
+
+
+def _cost_calls(q: Query) -> list[Call]:
+    m = _model(q)
+    gpus = q.gpus[:_MAX_SIDES] or q.gpu_unknown[:1]
+    providers = q.providers[:_MAX_SIDES] or [None]
+    calls = []
+    if not m or not (_training(q) or q.method == "inference" or q.concurrent_users):
+        hours = q.duration_hours or DEFAULTS["billing_hours"]
+        for g in gpus or ([DEFAULTS["billing_gpu"]] if q.billing else []):
+            for p in providers:
+                a = {"gpu": g, "hours": hours, "provider": p, "gpus": q.gpu_count if (q.gpu_count or 0) > 1 else None,
+                     "storage_gb": q.storage_gb, "egress_gb": q.egress_gb}
+                calls.append({"name": "cost_estimator", "args": {k: v for k, v in a.items() if v is not None}})
+        return calls
+    if not gpus:
+        return [{"name": "recommend_gpus", "args": _recommend_args(q)}]
+    for g in gpus:
+        for p in providers:
+            a: dict[str, Any] = m | {"gpu": g, "provider": p}
+            if q.gpu_count and q.gpu_count > 1:
+                a["gpus"] = q.gpu_count
+            if _training(q):
+                a |= _data_args(q) | {"method": train_method(q)}
+            else:
+                a |= {"serve": True, "batch": q.concurrent_users or q.batch, "precision": q.precision}
+                if q.duration_hours:
+                    a["hours"] = q.duration_hours
+            a |= {"storage_gb": q.storage_gb, "egress_gb": q.egress_gb}
+            calls.append({"name": "cost_estimator", "args": {k: v for k, v in a.items() if v is not None}})
+    return calls
+
+
+def _price_calls(q: Query) -> list[Call]:
+    if not q.gpus and not q.gpu_memory_gb and q.gpu_unknown:
+        return [{"name": "price_query", "args": {"gpu": q.gpu_unknown[0]}}]
+    out = []
+    for g in q.gpus[:_MAX_SIDES] or [None]:
+        base: dict[str, Any] = {"limit": 5}
+        if g:
+            base["gpu"] = g
+        if q.gpu_memory_gb:
+            base["min_vram_gb"] = q.gpu_memory_gb
+        if q.gpu_count:
+            base["gpus"] = q.gpu_count
+        if q.providers:
+            base["provider"] = ",".join(q.providers)
+        if q.regions:
+            base["region"] = q.regions[0]
+        if q.budget_usd_per_hour:
+            base["max_price_usd_per_gpu_hour"] = q.budget_usd_per_hour
+        if q.spot is True and not q.both_pricing:
+            out.append({"name": "price_query", "args": base | {"pricing": "spot"}})
+        elif q.spot is False and not q.both_pricing:
+            out.append({"name": "price_query", "args": base | {"pricing": "on-demand"}})
+        else:
+            out.append({"name": "price_query", "args": base | {"pricing": "on-demand"}})
+            out.append({"name": "price_query", "args": base | {"pricing": "spot", "limit": 3}})
+    return out
+
+
+def _recommend_args(q: Query) -> dict[str, Any]:
+    a: dict[str, Any] = dict(_model(q))
+    if _training(q):
+        a |= {"workload": "finetune", "method": train_method(q)} | _data_args(q)
+        if q.budget_usd_total:
+            a["budget_usd"] = q.budget_usd_total
+    else:
+        a |= {"workload": "serve", "context_tokens": _context(q), "concurrent_users": q.concurrent_users or q.batch or 1}
+        if q.precision:
+            a["precisions"] = [q.precision]
+        if q.min_tokens_per_s:
+            a["min_tokens_per_s_per_user"] = q.min_tokens_per_s
+    if q.deadline_hours:
+        a["deadline_hours"] = q.deadline_hours
+    if q.spot:
+        a["spot_allowed"] = True
+    if q.providers:
+        a["providers"] = list(q.providers)
+    return {k: v for k, v in a.items() if v is not None}
+
+
+def _second_round(q: Query, done: Done) -> list[Call]:
+    names = [d[0] for d in done]
+    if "fit" in q.intents and "price_query" not in names and "recommend_gpus" not in names and not q.has_gpu:
+        v = next((r for n, _, r in done if n == "vram_calculator" and "total_gb" in r), None)
+        if v is not None:
+            return [{"name": "price_query", "args": {"min_vram_gb": round(v["total_gb"], 2), "gpus": 1,
+                                                     "pricing": "on-demand", "limit": 3}}]
+    return []

@@ -1,0 +1,139 @@
+"""The understanding: numbers, quantity roles, names, negation, follow-ups, coverage.
+
+Cases are phrasings of the kinds in the issue (facts dropped, words for numbers, Urdu units, 8-bit
+optimizers, memory sizes read as GPU names); the evaluation batches test first-seen phrasings.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from assistant.engine.numbers import find_numbers
+from assistant.engine.understand import normalise, understand, understand_dialogue
+
+EVAL = Path(__file__).resolve().parents[1] / "data" / "eval"
+
+
+@pytest.mark.parametrize("text, values", [
+    pytest.param("50,000 rows", [50000], id="separator"),
+    pytest.param("1,00,000 samples", [100000], id="indian-separator"),
+    pytest.param("۲۴ جی بی", [24], id="urdu-digits"),
+    pytest.param("fifty thousand examples", [50000], id="english-words"),
+    pytest.param("two hundred fifty thousand", [250000], id="english-compound"),
+    pytest.param("pachas hazar rows", [50000], id="roman-urdu-words"),
+    pytest.param("دو لاکھ تصاویر", [200000], id="urdu-lakh"),
+    pytest.param("3 crore tokens", [30000000], id="crore"),
+    pytest.param("1.5m tokens and 2.5k steps", [1500000, 2500], id="suffixes"),
+    pytest.param("1e5 tokens", [100000], id="exponent"),
+    pytest.param("dedh lakh", [150000], id="dedh"),
+    pytest.param("30 t/s", [30], id="t-per-s-is-not-trillion"),
+])
+def test_number_normaliser(text, values):
+    assert [n.value for n in find_numbers(normalise(text))] == pytest.approx(values)
+
+
+@pytest.mark.parametrize("text, facts", [
+    pytest.param("Fine-tune Llama 3.1 8B with LoRA on 60k rows averaging 2k tokens, 3 epochs, on an A100",
+                 {"examples": 60000, "tokens_per_example": 2000, "epochs": 3, "method": "lora"}, id="dataset-rows"),
+    pytest.param("Mistral 7B fine-tune (no LoRA, full weights) on an H100", {"method": "full"}, id="negated-lora"),
+    pytest.param("Mistral 7B کی مکمل فائن ٹیوننگ (LoRA نہیں) H100 پر", {"method": "full"}, id="urdu-negation-after"),
+    pytest.param("qlora on llama 3 8b with lora rank 128", {"method": "qlora", "lora_rank": 128}, id="rank"),
+    pytest.param("full fine-tune of qwen2.5 7b with 8-bit adam", {"method": "full", "optimizer": "adamw8bit"},
+                 id="8bit-adam-is-optimizer"),
+    pytest.param("serve llama 3.1 70b on 4xA100", {"gpus": ["A100"], "gpu_count": 4}, id="4xA100"),
+    pytest.param("serve llama 3.1 70b on H100 x8", {"gpus": ["H100"], "gpu_count": 8}, id="H100x8"),
+    pytest.param("run llama 3.1 8b on two 4090s", {"gpus": ["RTX 4090"], "gpu_count": 2}, id="two-4090s"),
+    pytest.param("Can I run Flux dev on a 16 GB card?", {"gpu_memory_gb": 16, "gpus": []}, id="16gb-card-not-A16"),
+    pytest.param("best gpu to serve llama 3.1 8b under $2 an hour", {"budget_usd_per_hour": 2}, id="budget-per-hour"),
+    pytest.param("fine-tune mistral 7b on 20k samples for $100 total", {"budget_usd_total": 100}, id="budget-total"),
+    pytest.param("llama 3.1 8b on an L4: how many t/s at 8k context?", {"context_tokens": 8192}, id="t-per-s-context"),
+    pytest.param("mistral 7b, 2000-token prompts and 300-token answers, 30 users on an A10G",
+                 {"prompt_tokens": 2000, "output_tokens": 300, "concurrent_users": 30}, id="prompt-output-users"),
+    pytest.param("fine-tune llama 3.1 8b on 100M tokens on 8 H100s by tomorrow",
+                 {"dataset_tokens": 1e8, "gpu_count": 8, "deadline_hours": 24}, id="dataset-deadline"),
+    pytest.param("cheapest A100 80GB spot in Europe on aws or gcp",
+                 {"spot": True, "regions": ["europe"], "providers": ["aws", "gcp"]}, id="filters"),
+    pytest.param("500 GB egress out of AWS and 2 TB storage for a month",
+                 {"egress_gb": 500, "storage_gb": 2000, "duration_hours": 730}, id="egress-storage"),
+    pytest.param("bhai 70B ko 2 A100 pe chala sakte hain?", {"params_b": 70, "gpu_count": 2, "gpus": ["A100"]},
+                 id="roman-urdu-code-mixed"),
+    pytest.param("generate 10,000 SDXL images at 1024x1024, 30 steps on an L4",
+                 {"images": 10000, "resolution": 1024, "steps": 30, "model": "sdxl-base-1.0"}, id="images"),
+])
+def test_facts_reach_the_query(text, facts):
+    q = understand(text)
+    for k, v in facts.items():
+        got = getattr(q, k)
+        if isinstance(v, float) or isinstance(v, int) and not isinstance(v, bool):
+            assert got == pytest.approx(v, rel=0.03), (k, got)
+        else:
+            assert got == v, (k, got)
+
+
+@pytest.mark.parametrize("text, solve", [
+    ("how many H100s do I need to serve Llama 3.1 405B in fp8?", "min_gpu_count"),
+    ("longest context that fits on one L40S for Qwen2.5 32B int4", "max_context"),
+    ("max concurrent users on an L4 for mistral 7b at 4k", "max_batch"),
+    ("smallest GPU for QLoRA on a 13B model, seq 2048, batch 4", "min_gpu_memory"),
+    ("cheapest GPU to fine-tune llama 3.1 8b with lora on 20k samples", "cheapest_gpu"),
+])
+def test_solve_for(text, solve):
+    assert understand(text).solve_for == solve
+
+
+def test_unknown_names_are_kept_not_replaced():
+    q = understand("Can I fine-tune Llama 6 1T on an H400?")
+    assert q.model is None and q.model_unknown and q.gpu_unknown == ["H400"] and not q.gpus
+
+
+def test_language_and_answer_language():
+    assert understand("کیا میں 24GB GPU پر 13B ماڈل چلا سکتا ہوں؟").answer_lang == "ur"
+    q = understand("bhai mistral 7b kitne ka padega ek A100 pe?")
+    assert q.lang == "roman-ur" and q.answer_lang == "en"
+    assert understand("bhai mistral 7b A100 pe chalega? urdu mein jawab do").answer_lang == "ur"
+
+
+def test_followup_changes_only_what_it_mentions():
+    q = understand_dialogue(["Can I run Llama-3-8B in FP16 on a 24 GB GPU with 8k context?",
+                             "What if I use 32k context instead?"])
+    assert q.model == "llama-3-8b" and q.precision == "fp16" and q.gpu_memory_gb == 24
+    assert q.context_tokens == 32768 and "fit" in q.intents
+    assert {"model", "precision", "gpu_memory_gb"} <= set(q.carried)
+
+
+def test_followup_asks_a_new_question_about_the_same_job():
+    q = understand_dialogue(["fine-tune mistral 7b with lora on 50k examples of 512 tokens on an A100",
+                             "how long would that take?", "and the cost?"])
+    assert "cost" in q.intents and q.examples == 50000 and q.gpus == ["A100"]
+
+
+def _rows():
+    for path in sorted(EVAL.glob("batch*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                yield json.loads(line)
+
+
+def test_every_number_is_used_or_reported():
+    """Each digit number of a question fills a fact of the Query, is part of a name, or is in the
+    Query's not-used list (which the answer reports) — never dropped silently."""
+    from assistant.engine.names import find_gpus, find_models
+
+    missing = []
+    for row in _rows():
+        text = row["turns"][-1]
+        q = understand(text)
+        t = normalise(text)
+        models, unknown = find_models(t)
+        spans = [(m.start, m.end) for m in models + ([unknown] if unknown else [])]
+        gpus, gpu_unknown = find_gpus(t, spans)
+        spans += [(g.start, g.end) for g in gpus + gpu_unknown]
+        for n in find_numbers(t):
+            if n.is_word or n.text in q.number_uses or n.text in q.not_used or any(a <= n.start < b for a, b in spans):
+                continue
+            if 1900 <= n.value <= 2100 or re.match(r"(?:st|nd|rd|th|%|\.\d|\))", t[n.end:n.end + 3]):
+                continue  # years, ordinals, versions, percentages
+            missing.append((row["id"], n.text, text[:80]))
+    assert not missing, missing[:10]
