@@ -350,9 +350,7 @@ class CostInputs(BaseModel):
     estimator_assumptions: list[str] = Field([], description="the speed or training estimator's own notes")
 
 
-def _serving_part(inp: CostInputs) -> tuple[dict[str, Any], list[Finding]]:
-    econ = inp.serving
-    assert econ is not None
+def _serving_part(inp: CostInputs, econ: ServingEconomics) -> tuple[dict[str, Any], list[Finding]]:
     at, b1 = econ.at_load, econ.batch_1
     out: dict[str, Any] = {"aggregate_tokens_per_s": at.aggregate_tokens_per_s, "batch": at.batch} | inp.serving_info
     out |= {"basis": at.basis, "max_batch_in_memory": econ.max_batch_in_memory,
@@ -371,9 +369,7 @@ def _serving_part(inp: CostInputs) -> tuple[dict[str, Any], list[Finding]]:
     return out, found
 
 
-def _job_part(inp: CostInputs) -> tuple[dict[str, Any], list[Finding]]:
-    hrs = inp.runtime_hours
-    assert hrs is not None
+def _job_part(inp: CostInputs, hrs: float) -> tuple[dict[str, Any], list[Finding]]:
     out: dict[str, Any] = {"runtime_hours": hrs}
     found = [Finding(code="estimator_notes", params={"texts": inp.estimator_assumptions})]
     if inp.price_usd_per_hour is not None:
@@ -418,10 +414,10 @@ def cost_report(inp: CostInputs) -> dict[str, Any]:
     out: dict[str, Any] = {"gpu": inp.gpu, "gpus": inp.gpus, "offer": inp.offer.to_contract() if inp.offer else None,
                            "spot_offer": inp.spot_offer.to_contract() if inp.spot_offer else None}
     if inp.serving is not None:
-        part, f = _serving_part(inp)
+        part, f = _serving_part(inp, inp.serving)
         out["serving"] = part
     else:
-        part, f = _job_part(inp)
+        part, f = _job_part(inp, inp.runtime_hours or 0.0)
         out |= part
     found += f
     usage = usage_costs(inp.rates, inp.storage_gb, inp.months, inp.egress_gb)
