@@ -42,6 +42,8 @@ class Answer(BaseModel):
     intent: str = ""
     notices: list[str] = []
     grounding: dict[str, Any] = {"ok": True, "unbacked": []}
+    query: dict[str, Any] | None = None      # the typed Query the answer rests on (assistant/engine/query.py)
+    sections: dict[str, Any] | None = None   # the typed answer (assistant/engine/answer.py), for renderers
 
 
 class _Fallback(Exception):
@@ -53,11 +55,8 @@ class Advisor:
 
     def __init__(self, backend: str | None = None, checkpoint_path: str | None = None, chat_model: Any = None,
                  store: Any = None):
-        from langchain.agents import create_agent
-
         from assistant.backends import make_chat_model, resolve_backend
         from assistant.prompts import SYSTEM_PROMPT
-        from assistant.router import RouterChatModel
         from assistant.threads import open_store
         from assistant.tool_registry import TOOLS
 
@@ -67,9 +66,11 @@ class Advisor:
         self.startup_notices: list[str] = list(self.store.notices)
         self._lock = threading.Lock()
         self._tools = TOOLS
-        self.agent = create_agent(RouterChatModel(), TOOLS)  # no checkpointer: the store holds the thread
+        self.graph = _turn_graph()  # the embedded engine: no checkpointer, the store holds the thread
         self.llm_agent = None
         if self.backend != "router":
+            from langchain.agents import create_agent  # ~1 s to import: only when an LLM is configured
+
             model = chat_model if chat_model is not None else make_chat_model(self.backend)
             self.llm_agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT)
 
@@ -101,27 +102,30 @@ class Advisor:
             notices.append(f"Your message was {len(q):,} characters; I read the first {MAX_QUESTION_CHARS:,}.")
             q = q[:MAX_QUESTION_CHARS]
         history: list[tuple[str, str]] = []
+        prior: dict[str, Any] | None = None
         try:
             record = self.store.load(owner, tid)
             history = [(t.question, t.answer) for t in record.turns] if record else []
+            prior = (record.state or {}).get("query") if record else None
         except ThreadStoreError as exc:
             notices.append(f"The conversation store could not be read ({exc}); this answer starts a fresh thread.")
-        for ev in self._engine(q, tid, history, notices):
+        for ev in self._engine(q, tid, history, notices, prior):
             if ev["type"] == "answer":
                 ans = ev["answer"]
                 try:
-                    self.store.append_turn(owner, tid, q, ans.answer, {"intent": ans.intent, "language": ans.language})
+                    self.store.append_turn(owner, tid, q, ans.answer,
+                                           {"query": ans.query, "intent": ans.intent, "language": ans.language})
                 except ThreadStoreError as exc:  # one write degrades; the answer still goes out
                     ans.notices.append(str(exc))
                     ans.answer = f"{ans.answer}\n\n_{exc}_"
             yield ev
 
-    def _engine(self, q: str, tid: str, history: list[tuple[str, str]],
-                notices: list[str]) -> Iterator[dict[str, Any]]:
+    def _engine(self, q: str, tid: str, history: list[tuple[str, str]], notices: list[str],
+                prior: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
         with self._lock:
             if self.llm_agent is None:
                 try:
-                    yield from self._turn(self.agent, q, self.backend, notices, history=history, public_tid=tid)
+                    yield from self._graph_turn(q, tid, history, notices, prior, self.backend)
                 except Exception as exc:  # never a traceback for the user: a short apology, details in the log
                     import logging
 
@@ -149,16 +153,51 @@ class Advisor:
             else:
                 yield from (ev for ev in buffered if ev["type"] not in ("tool_start", "tool_end"))
                 return
-            yield from self._turn(self.agent, q, f"router (fallback: {reason})", notices, history=history,
-                                  public_tid=tid)
+            yield from self._graph_turn(q, tid, history, notices, prior, f"router (fallback: {reason})")
+
+    def _graph_turn(self, q: str, tid: str, history: list[tuple[str, str]], notices: list[str],
+                    prior: dict[str, Any] | None, backend: str) -> Iterator[dict[str, Any]]:
+        """One turn of the embedded engine (assistant/engine/graph.py), streamed as events."""
+        users = [asked for asked, _ in history] + [q]
+        if prior is None and history:  # a thread stored before the typed Query: fold its questions
+            from assistant.engine.understand import understand_dialogue
+
+            prior = understand_dialogue([asked for asked, _ in history]).model_dump(mode="json")
+        state: dict[str, Any] = {"question": q, "users": users, "prior": prior}
+        calls: list[ToolCall] = []
+        for upd in self.graph.stream(state, {"recursion_limit": 20}, stream_mode="updates"):
+            for node, data in upd.items():
+                data = data or {}
+                state.update(data)
+                if node in ("plan", "clarify"):
+                    for i, c in enumerate(data.get("pending", [])):
+                        yield {"type": "tool_start", "name": c["name"], "args": c["args"], "id": f"{len(calls) + i}"}
+                elif node == "tools":
+                    for name, args, result in data.get("done", [])[len(calls):]:
+                        calls.append(ToolCall(name=name, args=args, result=result))
+                        yield {"type": "tool_end", "name": name, "result": result, "id": f"{len(calls) - 1}"}
+        text = state.get("text", "")
+        if notices:
+            text = "\n".join(notices) + "\n" + text
+        sections = state.get("sections") or {}
+        query = state.get("query") or {}
+        yield {"type": "text", "text": text}
+        cites = [Citation(guide=c["id"].split("-")[0], passage_id=c["id"], title=c.get("title", ""), quote=c["quote"])
+                 for c in sections.get("citations", [])]
+        yield {"type": "answer", "answer": Answer(
+            answer=text, language=sections.get("lang") or query.get("answer_lang", "en"), tool_calls=calls,
+            citations=cites, backend=backend, thread_id=tid, intent=(query.get("intents") or ["out_of_scope"])[0],
+            notices=notices, grounding=state.get("grounding", {"ok": True, "unbacked": []}), query=query,
+            sections=sections)}
 
     def _turn(self, agent: Any, q: str, backend: str, notices: list[str], strict: bool = False,
               history: list[tuple[str, str]] | None = None, public_tid: str = "") -> Iterator[dict[str, Any]]:
         from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 
-        from assistant.compose import compose
+        from assistant.engine.compose import compose
+        from assistant.engine.render import render_markdown
+        from assistant.engine.understand import understand_dialogue
         from assistant.grounding import check, scrub
-        from assistant.nlu import parse_dialogue
 
         config = {"recursion_limit": 12}
         calls: dict[str, ToolCall] = {}
@@ -192,7 +231,7 @@ class Advisor:
             text = "".join(b.get("text", "") for b in final.content if isinstance(b, dict))
         extra = final.additional_kwargs if final is not None else {}
         users = [asked for asked, _ in history or []] + [q]
-        parsed = parse_dialogue(users)
+        parsed = understand_dialogue(users)
         tool_calls = [calls[i] for i in order]
         citations = extra.get("citations")
         if strict:
@@ -206,9 +245,12 @@ class Advisor:
         grounding = {"ok": not unbacked, "unbacked": unbacked}
         if unbacked:
             done = [(c.name, c.args, c.result if isinstance(c.result, dict) else {"result": c.result}) for c in tool_calls]
-            rewritten, cites = compose(parsed, done)
+            sections = compose(parsed, done)
+            rewritten = render_markdown(sections)
             if rewritten.strip() and not check(rewritten, results, users):
-                text, citations = rewritten, cites
+                text = rewritten
+                citations = [{"guide": c.id.split("-")[0], "passage_id": c.id, "title": c.title, "quote": c.quote}
+                             for c in sections.citations]
                 grounding["rewritten"] = "composer"
             else:
                 text = scrub(text, unbacked)
@@ -216,10 +258,10 @@ class Advisor:
         if notices:
             text = "\n".join(notices) + "\n" + text
         yield {"type": "text", "text": text}
-        ans = Answer(answer=text, language=extra.get("language", parsed.lang), tool_calls=tool_calls,
+        ans = Answer(answer=text, language=extra.get("language", parsed.answer_lang), tool_calls=tool_calls,
                      citations=[Citation(**c) for c in (citations or [])], backend=backend,
                      thread_id=public_tid, intent=extra.get("intent", parsed.intent),
-                     notices=notices, grounding=grounding)
+                     notices=notices, grounding=grounding, query=parsed.model_dump(mode="json"))
         yield {"type": "answer", "answer": ans}
 
     @staticmethod
@@ -235,3 +277,13 @@ class Advisor:
                         out.append({"guide": p["guide"], "passage_id": p["id"], "title": p.get("guide_title", ""),
                                     "quote": p["text"].split("\n")[-1][:280]})
         return out
+
+
+def _turn_graph() -> Any:
+    from assistant.engine.compose import compose
+    from assistant.engine.graph import build_turn_graph
+    from assistant.engine.render import render_markdown
+    from assistant.grounding import check, scrub
+    from assistant.tool_registry import run_tool
+
+    return build_turn_graph(run_tool, compose, render_markdown, check, scrub)

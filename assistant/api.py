@@ -528,9 +528,9 @@ def solve(*, unknown: str, model: str | None = None, config: str | None = None, 
     return res.model_copy(update={"findings": applied + res.findings})
 
 
-def levers(*, model: str | None = None, config: str | None = None, params_b: float | None = None, gpu: str,
-           engine: str | None = None, goal: dict[str, Any] | None = None, apply_defaults: bool = True,
-           **request: Any) -> Any:
+def levers(*, model: str | None = None, config: str | None = None, params_b: float | None = None,
+           gpu: str | None = None, gpu_memory_gb: float | None = None, engine: str | None = None,
+           goal: dict[str, Any] | None = None, apply_defaults: bool = True, **request: Any) -> Any:
     """The way forward (tools.levers.find_levers) for `request` on `gpu`, each lever with its cheapest
     on-demand offer. `goal`: LeverGoal fields (min_tokens_per_s_per_user, deadline_hours, budget_usd,
     dataset_tokens, epochs, max_gpus ...); a budget is priced at each GPU's cheapest GPU-hour in the catalog.
@@ -545,7 +545,13 @@ def levers(*, model: str | None = None, config: str | None = None, params_b: flo
     if goal is not None and not isinstance(goal, dict):
         raise InvalidInput("goal", goal, "a mapping of min_tokens_per_s_per_user, deadline_hours, budget_usd, "
                            "dataset_tokens, epochs, max_gpus ...")
-    arch, vreq, spec, _ = _sizing(model, config, params_b, gpu, None, request)
+    if gpu is None and gpu_memory_gb is None:
+        raise InvalidCombination("the way forward needs the GPU (gpu) or its memory (gpu_memory_gb)")
+    arch, vreq, spec, mem = _sizing(model, config, params_b, gpu, gpu_memory_gb, request)
+    if spec is None:  # "a 12 GB card": a GPU of that memory and nothing else known (no speed levers)
+        from tools.schemas import GpuSpec
+
+        spec = GpuSpec(id="memory-only", name=f"a {gpu_memory_gb:g} GB GPU", memory_gib=gpu_memory_gb)
     applied = []
     if apply_defaults:
         vreq, applied = apply_practitioner_defaults(vreq)

@@ -119,6 +119,30 @@ class RecommendArgs(ModelRef):
     top_n: int = 3
 
 
+class SolveArgs(VramArgs):
+    unknown: Literal["max_context", "max_batch", "min_gpu_count", "min_gpu_memory", "best_gpu_by_cost"] = Field(
+        description="what to solve for")
+    max_gpus: int = Field(64, ge=1, le=4096, description="largest GPU count to try for min_gpu_count")
+    workload: Literal["serve", "finetune"] | None = Field(None, description="best_gpu_by_cost: serving or a fine-tune")
+    context_tokens: int | None = None
+    concurrent_users: int | None = None
+    dataset_tokens: Num = None
+    examples: int | None = None
+    tokens_per_example: int | None = None
+    epochs: Num = None
+    providers: list[str] | None = None
+
+
+class LeverArgs(VramArgs):
+    gpu: str | None = Field(None, description="the GPU the request does not fit, or is too slow / costly on")
+    engine: str | None = None
+    min_tokens_per_s_per_user: Num = None
+    deadline_hours: Num = None
+    budget_usd: Num = None
+    dataset_tokens: Num = None
+    epochs: Num = None
+
+
 class GuideArgs(BaseModel):
     question: str = Field(description="the user's question, in their words")
     lang: Literal["en", "ur"] | None = None
@@ -182,11 +206,7 @@ _PRICE_TOOLS = {"price_query", "cost_estimator", "recommend_gpus"}
 
 def _vram(**kw: Any) -> dict:
     mem = kw.pop("gpu_memory_gb", None)
-    if kw.get("method") == "inference" and kw.get("gpus") and not kw.get("tensor_parallel"):
-        kw["tensor_parallel"] = kw["gpus"]
-    if kw.get("gpus", 1) > 1 and kw.get("method") in ("full", "lora", "qlora"):
-        kw.setdefault("sharding", "fsdp")
-    est = api.vram(**kw, gpu_memory_gb=mem)
+    est = api.vram(**_vram_request(kw), gpu_memory_gb=mem)
     return est.to_json_dict()
 
 
@@ -199,6 +219,33 @@ def _prices(**kw: Any) -> dict:
 def _guide(**kw: Any) -> dict:
     hits = api.guide(kw["question"], kw.get("lang"), kw.get("k", 2))
     return {"passages": [h.__dict__ for h in hits]}
+
+
+def _vram_request(kw: dict[str, Any]) -> dict[str, Any]:
+    """Several GPUs: tensor parallel for inference, FSDP for training (one rule for every memory tool)."""
+    if kw.get("method", "inference") == "inference" and (kw.get("gpus") or 1) > 1 and not kw.get("tensor_parallel"):
+        kw["tensor_parallel"] = kw["gpus"]
+    if (kw.get("gpus") or 1) > 1 and kw.get("method") in ("full", "lora", "qlora"):
+        kw.setdefault("sharding", "fsdp")
+    return kw
+
+
+def _solve(**kw: Any) -> dict:
+    if kw.get("unknown") == "best_gpu_by_cost":
+        keep = ("unknown", "model", "params_b", "workload", "context_tokens", "concurrent_users", "method",
+                "dataset_tokens", "examples", "tokens_per_example", "epochs", "providers")
+        kw = {k: v for k, v in kw.items() if k in keep}
+    else:
+        kw = _vram_request({k: v for k, v in kw.items() if k not in ("workload", "context_tokens", "concurrent_users",
+                                                                     "dataset_tokens", "examples", "tokens_per_example",
+                                                                     "epochs", "providers")})
+    return api.solve(**kw).model_dump()
+
+
+def _levers(**kw: Any) -> dict:
+    goal = {k: kw.pop(k) for k in ("min_tokens_per_s_per_user", "deadline_hours", "budget_usd", "dataset_tokens", "epochs")
+            if k in kw}
+    return api.levers(**_vram_request(kw), goal=goal or None).model_dump()
 
 
 def _recommend(**kw: Any) -> dict:
@@ -223,6 +270,14 @@ _SPECS = [
     ("recommend_gpus", _recommend, RecommendArgs,
      "Ranked GPU options (fit, speed or time, cost, offer) for serving or fine-tuning a model, with reasons citing "
      "guide passages and what was ruled out."),
+    ("solve_for", _solve, SolveArgs,
+     "Solve for the unknown instead of checking one configuration: the longest context or the largest batch "
+     "(concurrent users) that fits a GPU, the fewest GPUs of a kind, the smallest GPU memory, or the GPU with the "
+     "lowest cost per million tokens / per fine-tuning run. Returns the number, the configuration and what limits it."),
+    ("way_forward", _levers, LeverArgs,
+     "The smallest changes that make a configuration fit (or reach a speed, deadline or budget) on a GPU: "
+     "checkpointing, 8-bit/4-bit weights, FP8 KV cache, shorter context, smaller batch, more GPUs, a bigger GPU; "
+     "each with its memory and cheapest offer. Use after any negative verdict."),
     ("search_guide", _guide, GuideArgs,
      "Passages of the fine-tuning and generative-AI guides that answer a question, in English or Urdu, with ids "
      "to cite. Use for every piece of advice."),

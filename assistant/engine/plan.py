@@ -114,7 +114,10 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
     m = _model(q)
     if "recommend" in intents and (m or q.model):
         calls.append({"name": "recommend_gpus", "args": _recommend_args(q)})
-    if "fit" in intents and m and not ("recommend" in intents and not q.has_gpu):
+    solved = _solve_calls(q) if m else []
+    calls += solved
+    if "fit" in intents and m and not ("recommend" in intents and not q.has_gpu) and \
+            not any(c["args"]["unknown"] in ("min_gpu_memory", "min_gpu_count") for c in solved):
         calls += _fit_calls(q)
     if "speed" in intents and m and q.gpus:
         calls += _speed_calls(q)
@@ -137,6 +140,33 @@ def _fit_calls(q: Query) -> list[Call]:
         out.append({"name": "vram_calculator", "args": base | side})
     if base.get("method") == "full" and not q.training_precision and len(out) == 1:
         out.append({"name": "vram_calculator", "args": out[0]["args"] | {"training_precision": "bf16"}})
+    return out
+
+
+def _solve_calls(q: Query) -> list[Call]:
+    """The unknown the user asks for, solved with the calculators (tools/solve.py)."""
+    if q.solve_for in (None, "fastest_gpu"):
+        return []
+    base = _vram_args(q)
+    if q.solve_for == "cheapest_gpu":
+        r = _recommend_args(q)
+        keep = ("model", "params_b", "workload", "context_tokens", "concurrent_users", "method", "dataset_tokens",
+                "examples", "tokens_per_example", "epochs", "providers")
+        return [{"name": "solve_for", "args": {"unknown": "best_gpu_by_cost"} | {k: v for k, v in r.items() if k in keep}}]
+    if q.solve_for == "min_gpu_count" and not (q.gpus or q.gpu_memory_gb):
+        return [{"name": "solve_for", "args": base | {"unknown": "min_gpu_memory"}}]
+    if q.solve_for in ("max_context", "max_batch") and not (q.gpus or q.gpu_memory_gb):
+        return []  # needs a GPU: compose asks which
+    out = []
+    for side in _gpu_sides(q):
+        args = base | side | {"unknown": q.solve_for}
+        if q.solve_for == "max_context":
+            args.pop("seq_len", None)
+        if q.solve_for == "max_batch":
+            args.pop("batch", None)
+        if q.solve_for == "min_gpu_count":
+            args.pop("gpus", None)
+        out.append({"name": "solve_for", "args": args})
     return out
 
 
@@ -250,9 +280,29 @@ def _recommend_args(q: Query) -> dict[str, Any]:
 
 def _second_round(q: Query, done: Done) -> list[Call]:
     names = [d[0] for d in done]
+    if "way_forward" not in names:
+        forward = _way_forward(q, done)
+        if forward:
+            return forward
     if "fit" in q.intents and "price_query" not in names and "recommend_gpus" not in names and not q.has_gpu:
         v = next((r for n, _, r in done if n == "vram_calculator" and "total_gb" in r), None)
         if v is not None:
             return [{"name": "price_query", "args": {"min_vram_gb": round(v["total_gb"], 2), "gpus": 1,
                                                      "pricing": "on-demand", "limit": 3}}]
     return []
+
+
+def _way_forward(q: Query, done: Done) -> list[Call]:
+    """After a negative verdict (does not fit, too slow for the user's target), the smallest changes that work."""
+    out = []
+    for name, args, r in done:
+        if name == "vram_calculator" and isinstance(r.get("fit"), dict) and r["fit"].get("fits") is False and \
+                (args.get("gpu") or args.get("gpu_memory_gb")):
+            out.append({"name": "way_forward", "args": dict(args)})
+        elif name == "speed_estimator" and q.min_tokens_per_s and "error" not in r:
+            per_user = r.get("decode_tokens_per_s")
+            if per_user is not None and per_user < q.min_tokens_per_s:
+                a = {k: v for k, v in _vram_args(q).items()} | {"gpu": args["gpu"],
+                                                                "min_tokens_per_s_per_user": q.min_tokens_per_s}
+                out.append({"name": "way_forward", "args": a})
+    return out[:2]

@@ -425,24 +425,25 @@ def _check_ranges(q: Query) -> None:
 
 
 def _is_followup(new: Query, prev: Query) -> bool:
+    """Does this message continue the thread's question (merge) or start a new one?"""
     if prev.intents and prev.intents[0] in ("help", "out_of_scope"):
         return False
     t = normalise(new.text)
-    cue = patterns("followup").search(t)
-    correction = patterns("correction").search(t)
-    if correction:
+    if patterns("correction").search(t):
         return True
+    cue = patterns("followup").search(t)
     if (new.model or new.model_unknown) and not cue:
         return False
-    if not new.has_model and prior_has_model(prev) and new.intents and \
-            set(new.intents) & {"fit", "speed", "train_time", "cost", "recommend"} | ({"guide"} if new.solve_for else set()):
-        return True
-    if not new.has_model and prior_has_model(prev) and (new.solve_for or set(new.facts()) - {"billing"}):
-        return True  # more facts (or a question) about the same workload
     if new.params_b and not cue and len(t.split()) > 8:
         return False
     if cue:
         return True
+    if not new.has_model and prev.has_model:
+        own = set(new.intents) - {"compare"}
+        if new.intent_cued and own and own <= {"prices", "guide", "help", "out_of_scope"} and not new.solve_for:
+            return False  # "cheapest H100 per hour?" after a fit question is a new, model-free question
+        if new.solve_for or set(new.facts()) - {"billing"} or own & {"fit", "speed", "train_time", "cost", "recommend"}:
+            return True  # more facts, or a question, about the same workload
     return len(t.split()) <= 10 and (not new.intents or new.intents[0] != "guide" or not new.intent_cued)
 
 
