@@ -148,13 +148,13 @@ def test_gpu_comparison_is_one_table_with_the_same_rows_for_each():
     assert t.columns == ["col.metric", "L4", "A100 80GB SXM"]
     assert all(len(r) == 3 for r in t.rows) and len(t.rows) >= 4
     text = render_text(s)
-    assert re.search(r"Speed per user\s+25\.1 tokens/s\s+98\.4 tokens/s", text)
+    assert re.search(r"Speed per user\s+25\.1 tok/s\s+98\.4 tok/s", text)
 
 
 def test_batch_comparison_labels_columns_by_batch():
     s = compose(q(intents=["speed"], model="llama-3.1-8b", gpus=["H100"]),
                 [("speed_estimator", {}, speed("H100", 120.0, 120.0)), ("speed_estimator", {}, speed("H100", 105.0, 1680.0, 16))])
-    assert "H100, batch 16" in render_text(s) and "1,680 tokens/s" in render_text(s)
+    assert "H100, batch 16" in render_text(s) and "1,680 tok/s" in render_text(s)
 
 
 def offer(provider, price, spot=None, gpu="H100 SXM", n=1):

@@ -54,8 +54,9 @@ def term(lang: str, value: Any) -> str:
     return t if t is not None else str(value)
 
 
-def quantity(lang: str, v: Any, unit: str = "") -> str:
-    """A number with its unit in the answer's language ("$1.29/h", "2,048 tokens", "17.9 GB")."""
+def quantity(lang: str, v: Any, unit: str = "", short: bool = False) -> str:
+    """A number with its unit in the answer's language ("$1.29/h", "2,048 tokens", "17.9 GB");
+    `short` uses the table form of the unit where there is one ("$0.16/M tokens")."""
     if v is None:
         return label(lang, "value.unknown")
     if isinstance(v, dict):
@@ -71,7 +72,7 @@ def quantity(lang: str, v: Any, unit: str = "") -> str:
         s = compact(v)
     else:
         s = number(v)
-    tmpl = catalog(lang).get(f"unit.{unit}") if unit else None
+    tmpl = (short and catalog(lang).get(f"unit_short.{unit}")) or (catalog(lang).get(f"unit.{unit}") if unit else None)
     return tmpl.format(v=s) if tmpl else (f"{s} {unit}" if unit else s)
 
 

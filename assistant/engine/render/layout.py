@@ -39,15 +39,16 @@ def key_number_text(lang: str, k: KeyNumber) -> str:
 
 
 def cell_text(lang: str, v: Any, unit: str = "") -> str:
+    """A table cell: names as they are, quantities with the short form of their unit, '—' for unknown."""
     if v is None:
         return "—"
     if isinstance(v, str):
         return v
-    if isinstance(v, dict):
+    if isinstance(v, dict) and "v" in v:
+        return "—" if v["v"] is None else quantity(lang, v["v"], v.get("u", ""), short=True)
+    if isinstance(v, (dict, bool)):
         return fmt_value(lang, v)
-    if isinstance(v, bool):
-        return fmt_value(lang, v)
-    return quantity(lang, v, unit)
+    return quantity(lang, v, unit, short=True)
 
 
 def _table(lang: str, t: Table) -> list[Block]:
@@ -67,6 +68,22 @@ def _option(lang: str, o: Option) -> tuple[str, list[str]]:
     if o.offer:
         subs.append(offer_text(lang, o.offer))
     return finding_text(lang, o.title), subs
+
+
+def _options_table(lang: str, options: list[Option]) -> Block:
+    """Options side by side: one column per option, the same rows (its numbers, then its offer) for each."""
+    labels = list(dict.fromkeys(k.label for o in options for k in o.numbers))
+    rows = []
+    for lab in labels:
+        row = [label(lang, lab)]
+        for o in options:
+            k = next((x for x in o.numbers if x.label == lab), None)
+            row.append("—" if k is None else cell_text(lang, k.value if k.unit == "" else {"v": k.value, "u": k.unit}))
+        rows.append(row)
+    if any(o.offer for o in options):
+        rows.append([label(lang, "col.offer")] + [(o.offer or {}).get("instance_type") or "—" for o in options])
+    headers = [""] + [f"{i}. {finding_text(lang, o.title)}" for i, o in enumerate(options, 1)]
+    return Block("table", headers=headers, rows=rows, numeric=[False] + [True] * len(options), role="options")
 
 
 def offer_text(lang: str, offer: dict[str, Any]) -> str:
@@ -92,7 +109,10 @@ def layout(s: Sections) -> list[Block]:
         out += _table(lang, t)
     if s.options:
         out.append(Block("heading", message(lang, "head.options"), role="options"))
-        out.append(Block("numbered", items=[_option(lang, o) for o in s.options], role="options"))
+        if len(s.options) > 1:
+            out.append(_options_table(lang, s.options))
+        else:
+            out.append(Block("numbered", items=[_option(lang, o) for o in s.options], role="options"))
     if s.way_forward:
         out.append(Block("heading", message(lang, "head.way_forward"), role="way_forward"))
         out.append(Block("numbered", items=[_option(lang, o) for o in s.way_forward], role="way_forward"))
