@@ -5,10 +5,13 @@ Block Kit (assistant.slack_blocks). Every request is acknowledged at once (Slack
 within 3 s); the work runs in Bolt's listener thread pool (`process_before_response=False`): a
 reaction and a "Working on it…" reply show it started, and that reply is updated with the answer.
 
-One Slack thread is one advisor conversation (thread id "slack:{team}:{channel}:{thread_ts}"), so
-"and on spot?" in the thread reuses the model and GPU asked about before. Retries (X-Slack-Retry-Num)
-and repeated event ids are acknowledged and dropped; each user may ask RATE_LIMIT_PER_MINUTE
-questions a minute. Tokens, signing secrets and request bodies are never logged or posted.
+One Slack thread is one advisor conversation (thread id "slack:{team}:{channel}:{thread_ts}", owned by
+"slack:{team}:{channel}": no other front end can read it), so "and on spot?" in the thread reuses the
+model and GPU asked about before. A delivery already seen (event id, message id; shared through Redis
+when GPU_ADVISOR_REDIS_URL is set, so several bot processes answer once) is acknowledged and dropped; a
+retry (X-Slack-Retry-Num) of an event nobody saw is answered. Each user may ask RATE_LIMIT_PER_MINUTE
+questions a minute. Tokens, signing secrets and request bodies are never logged or posted; rejected
+requests are logged as one bounded line without their body.
 
 `gpu-advisor slack` runs Socket Mode when SLACK_APP_TOKEN is set, else an HTTP server with the
 Events API endpoint at /slack/events. See docs/slack.md.
@@ -16,14 +19,15 @@ Events API endpoint at /slack/events. See docs/slack.md.
 
 from __future__ import annotations
 
-__all__ = ["DEFAULT_API_URL", "RATE_LIMIT_PER_MINUTE", "SlackConfigError", "build_app", "build_http_app",
-           "question_from", "run", "thread_id_for"]
+__all__ = ["DEFAULT_API_URL", "DEFAULT_HOST", "MAX_BODY_BYTES", "RATE_LIMIT_PER_MINUTE", "SlackConfigError", "build_app",
+           "build_http_app", "question_from", "run", "thread_id_for"]
 
 import logging
 import os
 import re
 import threading
 import time
+import weakref
 from collections import OrderedDict, deque
 from typing import Any, Callable
 
@@ -33,10 +37,14 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from assistant import api
+from assistant.shared_limits import shared_seen, shared_user_limit
 from assistant.slack_blocks import answer_blocks, escape
+from assistant.threads import slack_owner
 
 DEFAULT_API_URL = "https://slack.com/api/"
 DEFAULT_PORT = 3000
+DEFAULT_HOST = "127.0.0.1"  # behind a TLS proxy; --host 0.0.0.0 to listen on every interface
+MAX_BODY_BYTES = 1024 * 1024  # Slack's event payloads are a few KB
 RATE_LIMIT_PER_MINUTE = 10
 DEDUPE_TTL_S = 600.0  # Slack retries an event after about 1 s, 1 min and 5 min
 _DEDUPE_MAX_KEYS = 20_000
@@ -150,8 +158,8 @@ class _Bot:
     def __init__(self, advisor: Any, per_minute: int):
         self._advisor = advisor
         self._advisor_lock = threading.Lock()
-        self.seen = _Seen()
-        self.limits = _RateLimit(per_minute)
+        self.seen = shared_seen(DEDUPE_TTL_S, _Seen())  # in Redis when GPU_ADVISOR_REDIS_URL is set
+        self.limits = shared_user_limit(per_minute, _RateLimit(per_minute))
 
     def advisor(self) -> Any:
         with self._advisor_lock:
@@ -159,11 +167,11 @@ class _Bot:
                 self._advisor = api.advisor()
             return self._advisor
 
-    def answer(self, question: str, thread_id: str) -> tuple[str, list[dict[str, Any]]]:
+    def answer(self, question: str, thread_id: str, owner: str) -> tuple[str, list[dict[str, Any]]]:
         """(fallback text, blocks) for the question; failures become a short friendly reply."""
         started = time.monotonic()
         try:
-            ans = self.advisor().ask(question, thread_id=thread_id)
+            ans = self.advisor().ask(question, thread_id=thread_id, owner=owner)
         except Exception as exc:
             # tools.errors.AdvisorError messages are written for users (front ends import only
             # assistant.api, so match the base class by name).
@@ -192,7 +200,7 @@ class _Bot:
         except SlackApiError as exc:  # already reacted, or the scope was removed: not worth failing over
             log.debug("reactions.add failed: %s", exc.response.get("error"))
         placeholder = _post(client, channel, reply_thread_ts, _msg("working", question))
-        fallback, blocks = self.answer(question, thread_id_for(team, channel, conversation))
+        fallback, blocks = self.answer(question, thread_id_for(team, channel, conversation), slack_owner(team, channel))
         if placeholder:
             try:
                 client.chat_update(channel=channel, ts=placeholder, text=fallback, blocks=blocks or None)
@@ -268,16 +276,41 @@ def build_app(*, token: str | None = None, signing_secret: str | None = None, ap
         bolt_log.removeFilter(_not_token_skipped)
     bot = _Bot(advisor, rate_limit_per_minute)
     _register(app, bot)
+    if signing_secret:
+        from slack_sdk.signature import SignatureVerifier
+
+        _VERIFIERS[app] = SignatureVerifier(signing_secret)
     return app
+
+
+_VERIFIERS: "weakref.WeakKeyDictionary[App, Any]" = weakref.WeakKeyDictionary()
+
+
+class _RejectLog:
+    """Rejected requests, logged as one short line (never the body); past one line in `every_s`
+    seconds they are counted and summed up in the next line, so a flood cannot fill the disk."""
+
+    def __init__(self, every_s: float = 10.0):
+        self.every_s, self._last, self._skipped = every_s, -1e18, 0
+        self._lock = threading.Lock()
+
+    def __call__(self, why: str, size: int, client: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if now - self._last < self.every_s:
+                self._skipped += 1
+                return
+            skipped, self._skipped, self._last = self._skipped, 0, now
+        more = f" (+{skipped} more rejected since the last line)" if skipped else ""
+        log.warning("rejected a Slack request from %s: %s, %d bytes%s", client[:64], why, size, more)
 
 
 def _register(app: App, bot: _Bot) -> None:
     @app.middleware
     def drop_repeats(req: Any, body: dict[str, Any], next: Callable[[], None]) -> BoltResponse | None:
-        # A retry means Slack did not see our first ack in time; that first delivery is (or was)
-        # being answered, so answering again would post twice.
-        if req.headers.get("x-slack-retry-num"):
-            return BoltResponse(status=200, body="", headers={"x-slack-no-retry": "1"})
+        # A retry means Slack did not see an ack in time. When any bot process saw the first delivery
+        # (the keys below), it is (or was) being answered: drop the retry. When none did (the bot was
+        # down), the retry is the first delivery we get, and it is answered.
         keys: list[str | None] = []
         if body.get("type") == "event_callback":
             ev = body.get("event") or {}
@@ -288,7 +321,8 @@ def _register(app: App, bot: _Bot) -> None:
         elif body.get("command") and body.get("trigger_id"):
             keys = [f"trigger:{body['trigger_id']}"]
         if keys and not bot.seen.first_time(*keys):
-            return BoltResponse(status=200, body="")
+            retry = {"x-slack-no-retry": "1"} if req.headers.get("x-slack-retry-num") else {}
+            return BoltResponse(status=200, body="", headers=retry)
         next()
         return None
 
@@ -324,7 +358,7 @@ def _register(app: App, bot: _Bot) -> None:
         ack(text=_msg("working", question))
         # A user's /gpu questions in a channel form one conversation, so "/gpu and on spot?" follows up.
         tid = thread_id_for(command.get("team_id"), command.get("channel_id"), f"cmd-{command.get('user_id')}")
-        fallback, blocks = bot.answer(question, tid)
+        fallback, blocks = bot.answer(question, tid, slack_owner(command.get("team_id"), command.get("channel_id")))
         respond(text=fallback, blocks=blocks or None, response_type="in_channel", replace_original=False)
 
     @app.error
@@ -341,8 +375,19 @@ def build_http_app(app: App) -> Any:
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 
+    rejected = _RejectLog()
+
     async def slack_events(req: Any) -> Any:
-        body = await req.body()
+        client = req.client.host if req.client else "-"
+        body = await _bounded_body(req)
+        if body is None:
+            rejected("body over the size limit", MAX_BODY_BYTES, client)
+            return JSONResponse({"error": "request too large"}, status_code=413)
+        verifier = _VERIFIERS.get(app)
+        if verifier is not None and not verifier.is_valid(body, req.headers.get("x-slack-request-timestamp", ""),
+                                                         req.headers.get("x-slack-signature", "")):
+            rejected("bad, missing or expired signature", len(body), client)  # Bolt would log the body
+            return JSONResponse({"error": "invalid request"}, status_code=401)
         # dispatch blocks until the listener has called ack(): keep it off the event loop
         resp = await run_in_threadpool(app.dispatch, to_bolt_request(req, body))
         return to_starlette_response(resp)
@@ -354,12 +399,26 @@ def build_http_app(app: App) -> Any:
                              Route("/healthz", healthz, methods=["GET"])])
 
 
-def run(port: int | None = None, host: str = "0.0.0.0") -> None:
+async def _bounded_body(req: Any) -> bytes | None:
+    """The request body, or None past MAX_BODY_BYTES (read no further)."""
+    declared = req.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        return None
+    chunks, size = [], 0
+    async for chunk in req.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def run(port: int | None = None, host: str = DEFAULT_HOST) -> None:
     """Serve the bot until interrupted: Socket Mode when SLACK_APP_TOKEN is set, else HTTP.
 
     Args:
         port: HTTP mode's port (default $PORT, else 3000); Socket Mode opens no port.
-        host: HTTP mode's interface.
+        host: HTTP mode's interface (default 127.0.0.1, for a TLS proxy in front; 0.0.0.0 for every interface).
 
     Raises:
         SlackConfigError: a credential is missing, malformed or rejected (the message names the variable).
@@ -384,5 +443,8 @@ def run(port: int | None = None, host: str = "0.0.0.0") -> None:
             port = int(os.environ.get("PORT") or DEFAULT_PORT)
         except ValueError:
             raise SlackConfigError(f"PORT must be a port number, not {os.environ.get('PORT')!r}.") from None
+    from assistant.web_security import apply_trusted_proxies
+
+    apply_trusted_proxies()  # X-Forwarded-For only from GPU_ADVISOR_TRUSTED_PROXIES
     log.info("GPU Advisor for Slack: HTTP mode, events at http://%s:%d/slack/events", host, port)
     uvicorn.run(build_http_app(app), host=host, port=port, log_level="info")

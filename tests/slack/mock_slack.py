@@ -110,8 +110,10 @@ class RecordingAdvisor:
     def __init__(self, inner: Any = None, fail: Exception | None = None, delay_s: float = 0.0):
         self.inner, self.fail, self.delay_s = inner, fail, delay_s
         self.asked: list[tuple[str, str, Any]] = []
+        self.owners: list[str | None] = []
 
-    def ask(self, question: str, thread_id: str | None = None) -> Any:
+    def ask(self, question: str, thread_id: str | None = None, owner: str | None = None) -> Any:
+        self.owners.append(owner)
         if self.delay_s:
             time.sleep(self.delay_s)
         if self.fail is not None:
@@ -120,7 +122,7 @@ class RecordingAdvisor:
         if self.inner is None:
             ans = {"answer": f"Echo: {question}\n- 42 GB", "citations": [], "tool_calls": []}
         else:
-            ans = self.inner.ask(question, thread_id=thread_id)
+            ans = self.inner.ask(question, thread_id=thread_id, owner=owner)
         self.asked.append((question, thread_id, ans))
         return ans
 

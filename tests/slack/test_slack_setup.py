@@ -136,7 +136,7 @@ def test_run_uses_http_mode_without_an_app_token(slack_env, monkeypatch):
     monkeypatch.setattr(uvicorn, "run", lambda app, **kw: seen.update(app=app, **kw))
     slack_env.setenv("PORT", "8123")
     slack.run()
-    assert seen["port"] == 8123 and seen["host"] == "0.0.0.0"
+    assert seen["port"] == 8123 and seen["host"] == "127.0.0.1"  # issue 19: not every interface unless asked
     assert "/slack/events" in {r.path for r in seen["app"].routes}
     slack.run(port=9000)
     assert seen["port"] == 9000
@@ -170,5 +170,6 @@ def test_front_end_imports_only_the_api():
     src = (ROOT / "assistant" / "slack.py").read_text(encoding="utf-8")
     imports = {ln.split()[1] for ln in src.splitlines() if ln.startswith(("import ", "from "))}
     project = {m for m in imports if m.split(".")[0] in ("assistant", "tools", "knowledge")}
-    assert project == {"assistant", "assistant.slack_blocks"}  # `from assistant import api`
+    # `from assistant import api`, plus the owner naming of threads and the limits shared through Redis
+    assert project == {"assistant", "assistant.slack_blocks", "assistant.threads", "assistant.shared_limits"}
     assert "from assistant import api" in src
