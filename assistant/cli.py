@@ -653,6 +653,8 @@ def _add_slack(sub: Any) -> None:
     p = sub.add_parser("slack", help="run the team Slack bot (Socket Mode if SLACK_APP_TOKEN is set, else HTTP)",
                        description="Serve the Slack bot; see docs/slack.md for creating the app and its env vars.")
     p.add_argument("--port", type=_int, help="HTTP mode: port for /slack/events (default $PORT, else 3000)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="HTTP mode: interface to listen on (default 127.0.0.1, behind a TLS proxy; 0.0.0.0 for all)")
     p.set_defaults(func=_run_slack)
 
 
@@ -660,7 +662,7 @@ def _run_slack(args: argparse.Namespace) -> int:
     from assistant import slack
 
     try:
-        slack.run(port=args.port)
+        slack.run(port=args.port, host=args.host)
     except slack.SlackConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -683,6 +685,9 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ask(sub)
     _add_lists(sub)
     _add_slack(sub)
+    from assistant.cli_threads import add_thread_parser
+
+    add_thread_parser(sub)
     return parser
 
 
