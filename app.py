@@ -13,6 +13,15 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
 
+import importlib.util  # noqa: E402
+import sys  # noqa: E402
+
+if importlib.util.find_spec("matplotlib") is None:
+    # Gradio tries `import matplotlib` twice per queued request (to switch its backend); without it
+    # installed each try scans sys.path again, about 7% of the server's time under load
+    # (benchmarks/app_load.py, py-spy). A None entry makes the import fail at once, as it would anyway.
+    sys.modules["matplotlib"] = None  # type: ignore[assignment]
+
 import argparse  # noqa: E402
 import contextlib  # noqa: E402
 import json  # noqa: E402
@@ -278,9 +287,11 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *, block:
     web_security.apply_trusted_proxies()  # X-Forwarded-For only from GPU_ADVISOR_TRUSTED_PROXIES
     guard = Middleware(web_security.WebGuard, throttle=_THROTTLE)  # sign-in throttling, no uploads
     demo.queue(status_update_rate=QUEUE_STATUS_RATE_S, default_concurrency_limit=DEFAULT_CONCURRENCY)
+    fonts, font_files = web_assets.font_faces()  # Urdu fonts for readers whose system has none
     _, url, _ = demo.launch(server_name=host, server_port=port, share=False, ssr_mode=False,
                             auth=users.check if users.enabled else None, prevent_thread_lock=not block, quiet=quiet,
-                            css=CSS, head=web_assets.HEAD_JS, theme=web_assets.theme(), show_error=False, app_kwargs={"openapi_url": None, "middleware": [guard]})
+                            css=CSS, head=fonts + web_assets.HEAD_JS, allowed_paths=font_files, theme=web_assets.theme(),
+                            show_error=False, app_kwargs={"openapi_url": None, "middleware": [guard]})
     demo.app.add_api_route("/api/ask", rest_ask, methods=["POST"])  # plain JSON, beside Gradio's queued /ask
     demo.app.add_api_route("/api/threads/{thread_id}", rest_thread, methods=["GET"])
     return url

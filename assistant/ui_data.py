@@ -9,7 +9,7 @@ Every chart frame has the same columns, so one BarPlot can draw any of them:
 
 from __future__ import annotations
 
-__all__ = ["BadInput", "CHART_COLUMNS", "CHART_TOOLS", "Visual", "check_question", "check_thread_id",
+__all__ = ["BadInput", "CHART_COLUMNS", "CHART_TOOLS", "PART_LABELS", "Visual", "check_question", "check_thread_id",
            "citations_markdown", "cost_visual", "is_rtl_text", "memory_frame", "memory_visual", "offers_frame",
            "prices_visual", "recommend_frame", "recommend_visual", "speed_frame", "speed_visual", "summarize_args",
            "summarize_result", "training_visual", "visual_for_calls"]
@@ -23,6 +23,11 @@ import pandas as pd
 from assistant.settings import MAX_QUESTION_CHARS
 
 CHART_COLUMNS = ["item", "value", "part"]
+# Human names of the memory components the calculator returns (its keys are code identifiers).
+PART_LABELS = {"weights": "Weights", "kv_cache": "KV cache", "activations": "Activations",
+               "cuda_context": "CUDA context", "optimizer": "Optimizer", "gradients": "Gradients",
+               "lora_adapters": "LoRA adapters", "quantization_constants": "Quantization constants",
+               "dequant_workspace": "Dequant workspace", "logits": "Logits"}
 MAX_THREAD_ID_CHARS = 128
 _ARABIC_SCRIPT = re.compile(r"[\u0600-\u06FF\u0750-\u077F\uFB50-\uFDFF\uFE70-\uFEFF]")
 _THREAD_ID = re.compile(r"^[A-Za-z0-9_.:\-]+$")
@@ -258,7 +263,8 @@ def memory_visual(result: Mapping[str, Any]) -> Visual:
         note = (f"**{'Fits' if fit['fits'] else 'Does not fit'}** on {fit['gpu']}: "
                 f"{abs(fit['headroom_gb']):,.2f} GB {'free' if fit['fits'] else 'short'}.")
     formulas = result.get("formulas") or {}
-    table = pd.DataFrame([{"component": k, "GB": round(v, 3), "formula": (formulas.get(k) or {}).get("formula", "")}
+    table = pd.DataFrame([{"component": PART_LABELS.get(k, k), "GB": round(v, 3),
+                           "formula": (formulas.get(k) or {}).get("formula", "")}
                           for k, v in (result.get("components_gb") or {}).items()]
                          + [{"component": "total", "GB": round(result.get("total_gb", 0), 3), "formula": "per GPU"}])
     return Visual("memory", memory_frame(result), title, "GB (decimal)", table, note)

@@ -11,9 +11,18 @@ the question box get dir="auto".
 
 from __future__ import annotations
 
-__all__ = ["CSS", "HEAD_JS", "URDU_FONT_STACK", "clear_thread_url_js", "set_thread_url_js", "theme"]
+__all__ = ["CSS", "HEAD_JS", "URDU_FONT_FILES", "URDU_FONT_STACK", "clear_thread_url_js", "font_faces",
+           "set_thread_url_js", "theme"]
+
+from pathlib import Path
 
 URDU_FONT_STACK = '"Noto Nastaliq Urdu", "Noto Naskh Arabic", serif'
+# Debian's fonts-noto-core. When the server has them, readers whose system lacks them get them from
+# the app (the browser uses its own copy first: local() before url()).
+_NOTO = Path("/usr/share/fonts/truetype/noto")
+URDU_FONT_FILES = {("Noto Nastaliq Urdu", 400): _NOTO / "NotoNastaliqUrdu-Regular.ttf",
+                   ("Noto Nastaliq Urdu", 700): _NOTO / "NotoNastaliqUrdu-Bold.ttf",
+                   ("Noto Naskh Arabic", 400): _NOTO / "NotoNaskhArabic-Regular.ttf"}
 
 CSS = """
 textarea { unicode-bidi: plaintext; }
@@ -108,7 +117,7 @@ details.ga-fn blockquote { margin: 4px 0 8px; padding: 4px 10px; border-inline-s
 HEAD_JS = """
 <style>
 /* page chrome: outside the app's own (scoped) stylesheet */
-.gradio-container { max-width: 1040px !important; margin: 0 auto !important; }
+.gradio-container { width: 100% !important; max-width: 1040px !important; margin: 0 auto !important; }
 @media (max-width: 640px) { .gradio-container .main.fillable { padding: 8px 8px !important; } }
 </style>
 <script>
@@ -116,7 +125,10 @@ HEAD_JS = """
   let seen = -1;
   const dirAuto = () => {
     for (const el of document.querySelectorAll('#chat .example, #chat .placeholder-content button, #question textarea'))
-      if (!el.hasAttribute('dir')) el.setAttribute('dir', 'auto');
+      if (!el.hasAttribute('dir')) {
+        el.setAttribute('dir', 'auto');
+        if (/[\u0600-\u06FF]/.test(el.textContent || '')) el.setAttribute('lang', 'ur');  // the Urdu font stack
+      }
   };
   const check = () => {
     dirAuto();
@@ -153,3 +165,14 @@ def theme() -> object:
     sans = ["system-ui", "-apple-system", "Segoe UI", "Roboto", "Noto Sans", "DejaVu Sans", "sans-serif"]
     mono = ["ui-monospace", "SFMono-Regular", "Menlo", "Consolas", "DejaVu Sans Mono", "monospace"]
     return gr.themes.Default(font=sans, font_mono=mono)
+
+
+def font_faces() -> tuple[str, list[str]]:
+    """(a <style> of @font-face rules for the Urdu fonts this server has, the files to allow Gradio to serve)."""
+    rules, files = [], []
+    for (family, weight), path in URDU_FONT_FILES.items():
+        if path.is_file():
+            files.append(str(path))
+            rules.append(f'@font-face {{ font-family: "{family}"; font-weight: {weight}; font-display: swap; '
+                         f'src: local("{family}"), url("/gradio_api/file={path}") format("truetype"); }}')
+    return (f"<style>{' '.join(rules)}</style>" if rules else ""), files

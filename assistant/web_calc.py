@@ -20,7 +20,7 @@ import gradio as gr
 
 from assistant import api, ui_data
 from assistant.web_chart import chart_from
-from assistant.web_render import table_html
+from assistant.web_render import markdown_html, table_html
 from tools.errors import AdvisorError, InvalidInput, UnknownGpu, UnknownModel
 
 # CLI flags that tool messages mention, in the form's words.
@@ -102,7 +102,7 @@ def _field_error(exc: Exception, keys: list[str]) -> FieldError:
 def _result_html(summary: str, visual: ui_data.Visual, assumptions: list[str]) -> str:
     parts = [f'<div class="ga-card ga-v-info"><div class="ga-headline"><p>{html.escape(web_words(summary))}</p></div></div>']
     if visual.note:
-        parts.append(f'<p class="ga-note">{html.escape(web_words(visual.note))}</p>')
+        parts.append(f'<div class="ga-note">{markdown_html(web_words(visual.note))}</div>')
     parts.append(chart_from(visual))
     parts.append(table_html(visual.table))
     if assumptions:

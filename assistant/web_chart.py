@@ -21,6 +21,8 @@ from typing import Any
 
 import pandas as pd
 
+from assistant import ui_data
+
 # Fixed colours for the parts the tools name; anything else (a GPU, an option) hashes into _PALETTE,
 # so the same name gets the same colour in every answer.
 _FIXED = {"weights": "#4c78a8", "kv_cache": "#f58518", "activations": "#54a24b", "cuda_context": "#b279a2",
@@ -30,10 +32,7 @@ _FIXED = {"weights": "#4c78a8", "kv_cache": "#f58518", "activations": "#54a24b",
           "hours": "#54a24b", "USD": "#4c78a8"}
 _PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#9d755d", "#eeca3b",
             "#ff9da6", "#2f6f4f"]
-PART_LABELS = {"weights": "Weights", "kv_cache": "KV cache", "activations": "Activations",
-               "cuda_context": "CUDA context", "optimizer": "Optimizer", "gradients": "Gradients",
-               "lora_adapters": "LoRA adapters", "quantization_constants": "Quantization constants",
-               "dequant_workspace": "Dequant workspace", "logits": "Logits"}
+PART_LABELS = ui_data.PART_LABELS
 
 
 def color_for(part: str) -> str:

@@ -8,9 +8,10 @@ rate limit), optionally pinned to `--server-cores` with the load clients pinned 
 "2 cores" means the server alone has two. The clients are tests/app/load.py's: N gradio_client (or
 httpx, for /api/ask) clients, each asking its questions one after another. Prints p50/p95 per endpoint.
 
-Configurations (app.py's ASK_CONCURRENCY, QUEUE_STATUS_RATE_S, DEFAULT_CONCURRENCY):
-  gradio-defaults  /ask unlimited, queue status after every job ("auto"), default limit 1
-  shipped          /ask unlimited, status every 5 s, default limit 4 (what app.py ships)
+Configurations (app.py's ASK_CONCURRENCY, QUEUE_STATUS_RATE_S, DEFAULT_CONCURRENCY, matplotlib stub):
+  gradio-defaults  /ask unlimited, queue status after every job ("auto"), default limit 1, and Gradio's
+                   per-request `import matplotlib` left to scan sys.path (app.py's stub undone)
+  shipped          /ask unlimited, status every 5 s, default limit 4, the stub (what app.py ships)
   one-worker, two-workers, eight-workers   /ask limited to 1, 2 (a worker per core) or 8, status every 5 s
 """
 
@@ -30,10 +31,11 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-CONFIGS = {"gradio-defaults": (None, "auto", 1), "shipped": (None, 5.0, 4), "one-worker": (1, 5.0, 4),
-           "two-workers": (2, 5.0, 4), "eight-workers": (8, 5.0, 4)}
+CONFIGS = {"gradio-defaults": (None, "auto", 1, False), "shipped": (None, 5.0, 4, True),
+           "one-worker": (1, 5.0, 4, True), "two-workers": (2, 5.0, 4, True), "eight-workers": (8, 5.0, 4, True)}
 _BOOT = ("import sys, app; app.ASK_CONCURRENCY = {ask!r}; app.QUEUE_STATUS_RATE_S = {rate!r}; "
-         "app.DEFAULT_CONCURRENCY = {default!r}; app.main(['--port', '{port}'])")
+         "app.DEFAULT_CONCURRENCY = {default!r}; {undo}app.main(['--port', '{port}'])")
+_UNDO_IMPORT_FIX = "sys.modules.get('matplotlib', 1) is None and sys.modules.pop('matplotlib'); "
 
 
 def _free_port() -> int:
@@ -45,9 +47,10 @@ def _free_port() -> int:
 
 
 def start_server(config: str, cores: str | None) -> tuple[subprocess.Popen, str]:
-    ask, rate, default = CONFIGS[config]
+    ask, rate, default, import_fix = CONFIGS[config]
     port = _free_port()
-    cmd = [sys.executable, "-c", _BOOT.format(ask=ask, rate=rate, default=default, port=port)]
+    undo = "" if import_fix else _UNDO_IMPORT_FIX
+    cmd = [sys.executable, "-c", _BOOT.format(ask=ask, rate=rate, default=default, undo=undo, port=port)]
     if cores:
         cmd = ["taskset", "-c", cores, *cmd]
     env = os.environ | {"GPU_ADVISOR_HOME": tempfile.mkdtemp(prefix="app-load-"), "GPU_ADVISOR_RATE_LIMIT": "0"}
