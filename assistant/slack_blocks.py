@@ -43,5 +43,6 @@ def answer_blocks(answer: Any) -> tuple[str, list[dict[str, Any]]]:
     text = escape(str(_get(answer, "answer", "") or ""))
     if not text:
         return "", []
-    return clip(text, _FALLBACK_CHARS), [{"type": "section", "text": {"type": "mrkdwn", "text": clip(text, _SECTION_CHARS),
+    return clip(text,
+                _FALLBACK_CHARS), [{"type": "section", "text": {"type": "mrkdwn", "text": clip(text, _SECTION_CHARS),
                                                                        "verbatim": True}}]

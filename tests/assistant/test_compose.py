@@ -67,12 +67,15 @@ def test_does_not_fit_without_levers_points_to_quantization_with_its_passage():
 LEVERS = {"problem": "does_not_fit", "tried": ["kv_cache_fp8", "weights_8bit"], "defaults_applied": [],
           "baseline": {"code": "as_given", "memory_gb": 17.92, "gpu": "RTX 3060", "gpu_memory_gb": 12.88},
           "levers": [
-              # int8 weights: 8.03B x 1 B = 8.03 GB + 16-bit embeddings ... = 10.59 GB (tools.vram); 12.88 - 10.59 = 2.29
+              # int8 weights: 8.03B x 1 B = 8.03 GB + 16-bit embeddings ... = 10.59 GB (tools.vram);
+              # free: 12.88 - 10.59 = 2.29 GB
               {"code": "weights_8bit", "params": {"weight_precision": "int8"}, "memory_gb": 10.59, "gpu": "RTX 3060",
                "gpu_memory_gb": 12.88, "fits": True, "headroom_gb": 2.29, "works": True,
-               "offer": {"provider": "vast", "instance_type": "1x-RTX_3060", "region": "CZ", "price_usd_per_hour": 0.06}},
+               "offer": {"provider": "vast", "instance_type": "1x-RTX_3060", "region": "CZ",
+                         "price_usd_per_hour": 0.06}},
               {"code": "more_gpus_tensor_parallel", "params": {"gpus": 2, "tensor_parallel": 2}, "memory_gb": 9.21,
-               "gpu": "RTX 3060", "gpu_memory_gb": 12.88, "fits": True, "headroom_gb": 3.67, "works": True, "offer": None},
+               "gpu": "RTX 3060", "gpu_memory_gb": 12.88, "fits": True, "headroom_gb": 3.67, "works": True,
+               "offer": None},
               {"code": "kv_cache_fp8+chunked_prefill", "params": {"kv_precision": "fp8", "prefill_chunk_tokens": 8192},
                "memory_gb": 12.1, "gpu": "RTX 3060", "gpu_memory_gb": 12.88, "fits": True, "headroom_gb": 0.78,
                "works": True}]}
@@ -82,7 +85,8 @@ def test_way_forward_lists_each_lever_with_its_numbers_and_offer():
     s = compose(q(model="llama-3.1-8b", gpus=["RTX 3060"]),
                 [("vram_calculator", {}, vram(fits=False, mem=12.88)), ("way_forward", {}, LEVERS)])
     assert s.verdict == "no" and "why.quantize" not in codes(s.explanation)
-    assert [o.title.code for o in s.way_forward] == ["lever.weights_8bit", "lever.more_gpus_tensor_parallel", "lever.combo"]
+    assert [o.title.code for o in s.way_forward] == ["lever.weights_8bit", "lever.more_gpus_tensor_parallel",
+                                                     "lever.combo"]
     text = render_text(s)
     assert "What would work:" in text and "1. 8-bit weights (int8)" in text
     assert "Memory per GPU: 10.6 GB of 12.9 GB" in text and "Free memory left: 2.29 GB" in text
@@ -143,7 +147,8 @@ def speed(gpu, per, agg, batch=1, bound="memory"):
 
 def test_gpu_comparison_is_one_table_with_the_same_rows_for_each():
     s = compose(q(intents=["compare"], model="llama-3.1-8b", gpus=["L4", "A100"]),
-                [("speed_estimator", {}, speed("L4", 25.1, 25.1)), ("speed_estimator", {}, speed("A100 80GB SXM", 98.4, 98.4))])
+                [("speed_estimator", {}, speed("L4", 25.1, 25.1)),
+                 ("speed_estimator", {}, speed("A100 80GB SXM", 98.4, 98.4))])
     (t,) = s.tables
     assert t.columns == ["col.metric", "L4", "A100 80GB SXM"]
     assert all(len(r) == 3 for r in t.rows) and len(t.rows) >= 4
@@ -153,7 +158,8 @@ def test_gpu_comparison_is_one_table_with_the_same_rows_for_each():
 
 def test_batch_comparison_labels_columns_by_batch():
     s = compose(q(intents=["speed"], model="llama-3.1-8b", gpus=["H100"]),
-                [("speed_estimator", {}, speed("H100", 120.0, 120.0)), ("speed_estimator", {}, speed("H100", 105.0, 1680.0, 16))])
+                [("speed_estimator", {}, speed("H100", 120.0, 120.0)),
+                 ("speed_estimator", {}, speed("H100", 105.0, 1680.0, 16))])
     assert "H100, batch 16" in render_text(s) and "1,680 tok/s" in render_text(s)
 
 
@@ -167,9 +173,11 @@ def test_on_demand_and_spot_side_by_side_in_one_table():
     od = {"as_of": "2026-05-20", "stale": True, "offers": [offer("hyperbolic", 1.29)], "gpu_note": "'H100' covers ..."}
     sp = {"as_of": "2026-05-20", "stale": True, "offers": [offer("verda", 2.29, 0.8015)]}
     s = compose(q(intents=["prices"], gpus=["H100"], both_pricing=True),
-                [("price_query", {"gpu": "H100", "pricing": "on-demand"}, od), ("price_query", {"gpu": "H100", "pricing": "spot"}, sp)])
+                [("price_query", {"gpu": "H100", "pricing": "on-demand"}, od),
+                 ("price_query", {"gpu": "H100", "pricing": "spot"}, sp)])
     (t,) = s.tables
-    assert [r[0] for r in t.rows] == ["hyperbolic", "verda"] and [r[4]["code"] for r in t.rows] == ["term.on_demand", "term.spot"]
+    assert [r[0] for r in t.rows] == ["hyperbolic", "verda"]
+    assert [r[4]["code"] for r in t.rows] == ["term.on_demand", "term.spot"]
     text = render_text(s)
     assert "Cheapest on-demand H100 SXM: $1.29/GPU-hour at hyperbolic" in text and "$0.80/GPU-hour at verda" in text
     assert s.data_date == "2026-05-20" and "Prices as of 2026-05-20." in text and "may be stale" in text
@@ -178,15 +186,18 @@ def test_on_demand_and_spot_side_by_side_in_one_table():
 def serving_cost(users=None):
     # $0.60/h at 4,552 tokens/s: 0.60 / (4552 x 3600) x 1e6 = $0.0366 per million; batch 1 at 39.55 tokens/s: $4.21
     return {"as_of": "2026-05-20", "gpu": "L40S", "gpus": 1,
-            "offer": {"provider": "vast", "instance_type": "1x-L40S", "gpu": "L40S", "gpu_count": 1, "price_usd_per_hour": 0.6},
+            "offer": {"provider": "vast", "instance_type": "1x-L40S", "gpu": "L40S", "gpu_count": 1,
+                      "price_usd_per_hour": 0.6},
             "serving": {"aggregate_tokens_per_s": 4552.4, "batch": 256, "basis": "throughput_optimal",
                         "max_batch_in_memory": 282, "usd_per_million_tokens": 0.0366, "monthly_usd": 438.0,
                         "usd_per_million_tokens_batch_1": 4.2145,
                         "batch_1": {"batch": 1, "aggregate_tokens_per_s": 39.55, "tokens_per_s_per_user": 39.55,
                                     "usd_per_million_tokens": 4.2145}},
-            "assumptions": [], "findings": [{"code": "serving_always_on", "params": {"hours_per_month": 730, "batch": 256}},
-                                            {"code": "batch_limited_by", "params": {"limit": "engine_max_num_seqs", "batch": 256,
-                                                                                    "max_batch_in_memory": 282, "engine_cap": 256}}]}
+            "assumptions": [], "findings": [{"code": "serving_always_on",
+                                             "params": {"hours_per_month": 730, "batch": 256}},
+                                            {"code": "batch_limited_by",
+                                             "params": {"limit": "engine_max_num_seqs", "batch": 256,
+                                                        "max_batch_in_memory": 282, "engine_cap": 256}}]}
 
 
 def test_serving_cost_gives_both_labelled_figures():
@@ -225,7 +236,8 @@ def test_egress_costed_when_the_rate_is_known_and_said_unknown_otherwise():
 
 
 def test_budget_and_spot_are_answered():
-    s = compose(q(intents=["cost"], gpus=["H100"], budget_usd_total=10, spot=True), [("cost_estimator", {}, job_cost())])
+    s = compose(q(intents=["cost"], gpus=["H100"], budget_usd_total=10, spot=True),
+                [("cost_estimator", {}, job_cost())])
     text = render_text(s)
     assert s.verdict == "no" and "H100 SXM is over your budget: $12.9 against $10." in text
     assert "about $8.46 expected, with 0.53 expected interruptions" in text
@@ -236,8 +248,9 @@ def test_billing_question_in_the_minutes_the_user_gave():
     r = job_cost(runtime_hours=1 / 3, on_demand_cost_usd=1.29,
                  billing={"per_second_usd": 0.43, "per_minute_usd": 0.43, "per_hour_usd": 1.29})
     s = compose(q(intents=["cost"], gpus=["H100"], billing=True, duration_hours=1 / 3), [("cost_estimator", {}, r)])
-    assert render_text(s).split("\n")[2] == ("Billing granularity matters for short runs: 20 min on H100 SXM costs $0.43 "
-                                             "billed per second, $0.43 per minute, but $1.29 billed per hour.")
+    assert render_text(s).split("\n")[2] == (
+        "Billing granularity matters for short runs: 20 min on H100 SXM costs $0.43 "
+        "billed per second, $0.43 per minute, but $1.29 billed per hour.")
     assert [c.id for c in s.citations] == ["ft-28"]
 
 
@@ -260,12 +273,14 @@ def test_two_gpus_cost_side_by_side():
 
 
 def test_understood_line_carries_budget_epochs_deadline_filters_and_carried_facts():
-    query = q(intents=["recommend"], model="llama-3.1-8b", method="lora", examples=20000, epochs=3, budget_usd_total=100,
+    query = q(intents=["recommend"], model="llama-3.1-8b", method="lora", examples=20000, epochs=3,
+              budget_usd_total=100,
               deadline_hours=12, providers=["vast", "lium"], spot=False, carried=["providers", "gpus"],
               not_used=["42"], out_of_range=["a 10,000,000-token context (the model's window is 131,072)"])
     s = compose(query, [])
     first = render_text(s).split("\n")[0]
-    assert first.startswith("Understood: Llama 3.1 8B · LoRA · 20,000 examples · 3 epochs · budget $100 · deadline 12 h")
+    assert first.startswith("Understood: Llama 3.1 8B · LoRA · 20,000 examples · 3 epochs · budget $100 · "
+                            "deadline 12 h")
     assert "providers: vast, lium" in first and "on-demand" in first
     assert first.endswith("carried over from earlier: providers, GPU")
     text = render_text(s)
@@ -309,14 +324,17 @@ def test_missing_gpu_and_model_are_asked():
 def test_recommend_options_and_coded_reasons():
     opt = {"gpu": "RTX 3090", "gpu_count": 1, "precision": "bf16", "vram_per_gpu_gb": 22.4, "gpu_memory_gb": 25.77,
            "memory_components_gb": {"weights": 16.06, "kv_cache": 5.37}, "tokens_per_s": 280.6,
-           "tokens_per_s_per_user": 35.1, "bound": "memory", "price_usd_per_hour": 0.25, "usd_per_million_tokens": 0.2475,
+           "tokens_per_s_per_user": 35.1, "bound": "memory", "price_usd_per_hour": 0.25,
+           "usd_per_million_tokens": 0.2475,
            "usd_per_million_tokens_batch_1": 1.675, "monthly_usd": 182.5, "serving_basis": "concurrent_users",
            "serving_batch": 8, "offer": {"provider": "vast", "instance_type": "1x-RTX_3090", "region": "RO",
                                           "as_of": "2026-05-20", "price_usd_per_hour": 0.25},
            "reasons": ["English sentence the composer must not parse"], "citations": ["ga-31"]}
-    r = {"status": "ok", "options": [opt], "ruled_out": [{"gpu": "MI25", "gpu_count": 1, "reason": "1 x MI25: does not fit"}],
+    r = {"status": "ok", "options": [opt],
+         "ruled_out": [{"gpu": "MI25", "gpu_count": 1, "reason": "1 x MI25: does not fit"}],
          "assumptions": ["Fits means ..."], "chart": {}}
-    s = compose(q(intents=["recommend"], model="llama-3.1-8b", concurrent_users=8), [("recommend_gpus", {"workload": "serve"}, r)])
+    s = compose(q(intents=["recommend"], model="llama-3.1-8b", concurrent_users=8),
+                [("recommend_gpus", {"workload": "serve"}, r)])
     assert s.verdict == "yes" and codes(s.headline) == ["rec.best", "rec.best_serve"]
     # KV cache 5.37 GB >= 0.3 x 16.06 GB of weights: said to rival them
     assert codes(s.explanation)[:3] == ["why.fits_serve", "why.kv_big", "why.bandwidth"]
@@ -347,7 +365,8 @@ def test_guide_answer_quotes_full_sentences_of_existing_passages():
     s = compose(q(intents=["guide"], text="Is spot or on-demand better for a user-facing endpoint?"),
                 [("search_guide", {}, hits)])
     assert [c.id for c in s.citations] == ["ga-34"]  # ft-40 does not exist in passages.csv
-    assert s.citations[0].quote.startswith("Interruptible instances are ideal") and len(s.citations[0].quote.split()) >= 5
+    quote = s.citations[0].quote
+    assert quote.startswith("Interruptible instances are ideal") and len(quote.split()) >= 5
 
 
 def test_a_statement_never_points_at_a_passage_that_does_not_exist():
@@ -363,7 +382,8 @@ def test_a_statement_never_points_at_a_passage_that_does_not_exist():
 def test_model_comparison_columns_name_the_models():
     a, b = speed("L4", 25.1, 25.1), speed("L4", 30.2, 30.2)
     b["inputs"] = dict(b["inputs"], model="mistral-7b")
-    s = compose(q(intents=["compare"], model="llama-3.1-8b", gpus=["L4"]), [("speed_estimator", {}, a), ("speed_estimator", {}, b)])
+    s = compose(q(intents=["compare"], model="llama-3.1-8b", gpus=["L4"]),
+                [("speed_estimator", {}, a), ("speed_estimator", {}, b)])
     assert s.tables[0].columns[1:] == ["Llama 3.1 8B", "Mistral 7B v0.1"]
     assert codes(s.headline) == ["speed.compare_models_head"]
 

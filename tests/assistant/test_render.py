@@ -3,7 +3,6 @@ identifiers or CLI flags in chat answers, citation ids exist, Slack limits, the 
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -19,7 +18,8 @@ from tests.assistant.test_compose import LEVERS, job_cost, serving_cost, vram
 
 CALLS = {
     "fit-yes": ("fit", dict(model="llama-3.1-8b", gpus=["L4"], precision="bf16", context_tokens=8192),
-                [("vram_calculator", {"model": "llama-3.1-8b", "gpu": "L4", "weight_precision": "bf16", "seq_len": 8192}),
+                [("vram_calculator",
+                  {"model": "llama-3.1-8b", "gpu": "L4", "weight_precision": "bf16", "seq_len": 8192}),
                  ("search_guide", {"question": "will llama 8b fit on an L4?"})]),
     "fit-train-compare": ("fit", dict(params_b=7, method="full", gpu_memory_gb=80, optimizer="adamw"),
                           [("vram_calculator", {"params_b": 7, "method": "full", "gpu_memory_gb": 80}),
@@ -30,17 +30,20 @@ CALLS = {
     "fit-models": ("compare", dict(model="llama-3.1-8b", gpus=["L4"]),
                    [("vram_calculator", {"model": "llama-3.1-8b", "gpu": "L4"}),
                     ("vram_calculator", {"model": "mistral-7b", "gpu": "L4"})]),
-    "diffusion": ("fit", dict(model="flux.1-dev", gpus=["L4"]), [("vram_calculator", {"model": "flux.1-dev", "gpu": "L4"})]),
+    "diffusion": ("fit", dict(model="flux.1-dev", gpus=["L4"]),
+                  [("vram_calculator", {"model": "flux.1-dev", "gpu": "L4"})]),
     "fit-prices": ("fit", dict(params_b=13, method="qlora", batch=4), [
         ("vram_calculator", {"params_b": 13, "method": "qlora", "batch": 4}),
         ("price_query", {"min_vram_gb": 20, "pricing": "on-demand", "limit": 3})]),
-    "speed": ("speed", dict(model="llama-3.1-8b", gpus=["L40S"]), [("speed_estimator", {"model": "llama-3.1-8b", "gpu": "L40S"})]),
+    "speed": ("speed", dict(model="llama-3.1-8b", gpus=["L40S"]),
+              [("speed_estimator", {"model": "llama-3.1-8b", "gpu": "L40S"})]),
     "speed-compare": ("compare", dict(params_b=13, precision="int8", gpus=["L4", "A100"]), [
         ("speed_estimator", {"params_b": 13, "gpu": "L4", "precision": "int8"}),
         ("speed_estimator", {"params_b": 13, "gpu": "A100", "precision": "int8"})]),
     "speed-target": ("speed", dict(model="llama-3.1-8b", gpus=["L4"], min_tokens_per_s=50), [
         ("speed_estimator", {"model": "llama-3.1-8b", "gpu": "L4"})]),
-    "train": ("train_time", dict(model="llama-3.1-8b", method="lora", gpus=["A100"], dataset_tokens=1e8, deadline_hours=4),
+    "train": ("train_time",
+              dict(model="llama-3.1-8b", method="lora", gpus=["A100"], dataset_tokens=1e8, deadline_hours=4),
               [("training_time", {"model": "llama-3.1-8b", "gpu": "A100", "method": "lora", "dataset_tokens": 1e8})]),
     "prices": ("prices", dict(gpus=["H100"], both_pricing=True), [
         ("price_query", {"gpu": "H100", "pricing": "on-demand", "limit": 3}),
@@ -77,15 +80,20 @@ CALLS = {
     "ask-gpu": ("speed", dict(model="llama-3.1-8b"), []),
 }
 SOLVED = {
-    "max_context": {"unknown": "max_context", "value": 61097, "unit": "tokens", "solved": True, "limited_by": "kv_cache",
+    "max_context": {"unknown": "max_context", "value": 61097, "unit": "tokens", "solved": True,
+                    "limited_by": "kv_cache",
                     "config": {"method": "inference", "seq_len": 61097, "batch": 1, "weight_precision": "int4"},
                     "memory_gb": 51.5, "gpu_memory_gb": 51.5, "findings": [], "details": {}},
-    "min_gpu_memory": {"unknown": "min_gpu_memory", "value": 50.8, "unit": "GB", "solved": True, "limited_by": "weights",
-                       "config": {"method": "qlora", "double_quant": True, "grad_checkpointing": True}, "memory_gb": 50.8,
+    "min_gpu_memory": {"unknown": "min_gpu_memory", "value": 50.8, "unit": "GB", "solved": True,
+                       "limited_by": "weights",
+                       "config": {"method": "qlora", "double_quant": True,
+                                  "grad_checkpointing": True}, "memory_gb": 50.8,
                        "findings": [{"code": "default_applied", "params": {"field": "double_quant", "value": True}}],
                        "details": {"required_gib": 47.3, "gpus": [{"name": "L40S"}, {"name": "A100 80GB PCIe"}]}},
-    "min_gpu_count": {"unknown": "min_gpu_count", "value": None, "unit": "GPUs", "solved": False, "limited_by": "optimizer",
-                      "config": {"method": "full", "gpus": 8, "sharding": "fsdp"}, "memory_gb": 881.2, "gpu_memory_gb": 12.9,
+    "min_gpu_count": {"unknown": "min_gpu_count", "value": None, "unit": "GPUs", "solved": False,
+                      "limited_by": "optimizer",
+                      "config": {"method": "full", "gpus": 8,
+                                 "sharding": "fsdp"}, "memory_gb": 881.2, "gpu_memory_gb": 12.9,
                       "findings": [{"code": "exceeds_max_gpus", "params": {"max_gpus": 8, "memory_gb_at_max": 881.2}}]},
 }
 
@@ -97,7 +105,8 @@ def _queries() -> dict[str, tuple[dict, list[tuple[str, dict, dict]]]]:
     out["way-forward"] = ({"intents": ["fit"], "model": "llama-3.1-8b", "gpus": ["RTX 3060"]},
                           [("vram_calculator", {}, vram(fits=False, mem=12.88)), ("way_forward", {}, LEVERS)])
     for unknown, r in SOLVED.items():
-        out[f"solve-{unknown}"] = ({"intents": ["fit"], "model": "llama-3.1-70b", "gpus": ["RTX 3060"], "solve_for": unknown},
+        out[f"solve-{unknown}"] = ({"intents": ["fit"], "model": "llama-3.1-70b", "gpus": ["RTX 3060"],
+                                    "solve_for": unknown},
                                    [(f"solve_{unknown}", {"gpu": "RTX 3060"}, r)])
     out["egress"] = ({"intents": ["cost"], "gpus": ["H100"], "egress_gb": 500, "storage_gb": 200},
                      [("cost_estimator", {}, job_cost(findings=[
@@ -106,8 +115,10 @@ def _queries() -> dict[str, tuple[dict, list[tuple[str, dict, dict]]]]:
                                                              "provider": "hyperbolic", "usd": 14.0}},
                          {"code": "total_unknown", "params": {"unknown": ["egress_usd"]}}],
                          storage_usd=14.0, egress_usd=None, total_usd=None))])
-    out["serve-hand"] = ({"intents": ["cost"], "model": "llama-3.1-8b", "gpus": ["L40S"], "carried": ["gpus", "providers"],
-                          "not_used": ["42"], "out_of_range": ["10,000,000 tokens"]}, [("cost_estimator", {}, serving_cost())])
+    out["serve-hand"] = ({"intents": ["cost"], "model": "llama-3.1-8b", "gpus": ["L40S"],
+                          "carried": ["gpus", "providers"],
+                          "not_used": ["42"], "out_of_range": ["10,000,000 tokens"]},
+                         [("cost_estimator", {}, serving_cost())])
     return out
 
 
@@ -230,7 +241,8 @@ def test_citation_ids_exist_and_quotes_are_sentences_of_their_passage(answers):
 
 def test_passage_ids_in_the_code_exist():
     """Every guide id the composer can attach is a passage of passages.csv."""
-    src = "\n".join(p.read_text(encoding="utf-8") for p in (Path(__file__).parents[2] / "assistant" / "engine" / "compose").glob("*.py"))
+    folder = Path(__file__).parents[2] / "assistant" / "engine" / "compose"
+    src = "\n".join(p.read_text(encoding="utf-8") for p in folder.glob("*.py"))
     ids = set(re.findall(r'"((?:ft|ga)-\d\d)"', src))
     assert ids and ids <= known_ids(), ids - known_ids()
 
@@ -247,7 +259,8 @@ def test_catalogs_have_the_same_keys_and_placeholders():
 
 def test_urdu_catalog_is_urdu():
     allowed = TECH | {"Llama", "FLUX", "Adam", "MoE", "JSON", "json", "config", "dev"}
-    bad = {k: w for k, v in catalog("ur").items() for w in _latin_words(re.sub(r"\{[^}]*\}", " ", v)) if w not in allowed}
+    bad = {k: w for k,
+           v in catalog("ur").items() for w in _latin_words(re.sub(r"\{[^}]*\}", " ", v)) if w not in allowed}
     assert not bad, bad
 
 

@@ -27,7 +27,8 @@ def _check_limits(text: str, blocks: list[dict[str, Any]]) -> None:
 
 
 CITE = CitationRef(id="ft-27", title="Best cloud GPUs for fine-tuning LLMs",
-                   quote="If your code resumes cleanly from the last checkpoint, an interruption costs a few minutes, not the whole run.")
+                   quote="If your code resumes cleanly from the last checkpoint, an interruption costs a few minutes, "
+                         "not the whole run.")
 
 
 def cost_sections(lang: str = "en") -> Sections:
@@ -35,7 +36,8 @@ def cost_sections(lang: str = "en") -> Sections:
     return Sections(
         lang=lang, kind="cost", understood=[Finding(code="u.gpus", params={"names": ["H100"]})],
         headline=[Finding(code="cost.job", params={
-            "hours": {"v": 10.0, "u": "h"}, "gpu": "H100 SXM", "how": {"code": "term.as_given"}, "provider": "hyperbolic",
+            "hours": {"v": 10.0,
+                      "u": "h"}, "gpu": "H100 SXM", "how": {"code": "term.as_given"}, "provider": "hyperbolic",
             "instance": "1x-H100", "price": {"v": 1.29, "u": "usd_h"}, "usd": {"v": 12.9, "u": "usd"}})],
         key_numbers=[KeyNumber(label="num.on_demand_cost", value=12.9, unit="usd"),
                      KeyNumber(label="num.spot_cost", value=8.46, unit="usd")],
@@ -52,7 +54,8 @@ def test_cost_answer_blocks_come_from_the_sections():
     assert blocks[0]["elements"][0]["text"] == "_Understood: on H100_"
     assert blocks[1]["text"]["text"].startswith("*About 10 h of running on H100 SXM (as given) at hyperbolic")
     assert [f["text"] for f in blocks[2]["fields"]] == ["On-demand cost: $12.9", "Expected cost on spot: $8.46"]
-    assert blocks[3]["text"]["text"].startswith("*Why*\n• Spot suits fine-tuning") and "[ft-27]" in blocks[3]["text"]["text"]
+    why = blocks[3]["text"]["text"]
+    assert why.startswith("*Why*\n• Spot suits fine-tuning") and "[ft-27]" in why
     assert blocks[4]["elements"][0]["text"].startswith("*Assumptions*\n• The billing granularity of hyperbolic")
     sources = [e["text"] for e in blocks[5]["elements"]]
     assert sources[0] == f"*[ft-27]* {CITE.title}: “{CITE.quote}”"
@@ -92,7 +95,8 @@ def test_long_answers_are_clipped_to_slack_limits():
 
 def test_tables_and_options_become_code_blocks_and_numbered_lists():
     s = Sections(
-        headline=[Finding(code="rec.best", params={"n": 2, "gpu": "A100", "provider": "vast", "price": {"v": 1.33, "u": "usd_h"}})],
+        headline=[Finding(code="rec.best",
+                          params={"n": 2, "gpu": "A100", "provider": "vast", "price": {"v": 1.33, "u": "usd_h"}})],
         tables=[Table(title=Finding(code="table.prices"), columns=["col.provider", "col.usd_gpu_h"],
                       rows=[["hyperbolic", 1.29], ["verda", 0.8015]], units=["", "usd"])],
         options=[Option(title=Finding(code="rec.option", params={"n": 2, "gpu": "A100", "provider": "vast"}),

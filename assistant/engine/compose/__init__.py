@@ -15,7 +15,8 @@ from typing import Any
 
 from assistant.engine.answer import CitationRef, Finding, Sections
 from assistant.engine.compose.citations import cite, known_ids
-from assistant.engine.compose.common import Done, catalog_model_name, error_info, model_name, q_, results, set_verdict
+from assistant.engine.compose.common import (Done, catalog_model_name, engine_name, error_info, model_name, q_, results,
+                                             set_verdict)
 from assistant.engine.compose.forward import drop_repeated_defaults, levers_part, solve_part
 from assistant.engine.compose.memory import fit_part, speed_part, train_part
 from assistant.engine.compose.money import cost_part, prices_part
@@ -27,7 +28,8 @@ _PARTS = {"solve": solve_part, "vram_calculator": fit_part, "speed_estimator": s
           "cost_estimator": cost_part, "recommend_gpus": recommend_part, "price_query": prices_part,
           "way_forward": levers_part}
 _FIRST = {"fit": "vram_calculator", "speed": "speed_estimator", "compare": "speed_estimator",
-          "train_time": "training_time", "cost": "cost_estimator", "recommend": "recommend_gpus", "prices": "price_query"}
+          "train_time": "training_time", "cost": "cost_estimator", "recommend": "recommend_gpus",
+          "prices": "price_query"}
 _MAX_CITATIONS = 4
 
 
@@ -89,9 +91,11 @@ def _errors(q: Query, done: Done, s: Sections) -> None:
         seen.add(key)
         kind = info.get("type")
         if kind in ("UnknownModel", "UnknownGpu", "Ambiguous"):
-            code = {"UnknownModel": "ask.unknown_model", "UnknownGpu": "ask.unknown_gpu", "Ambiguous": "ask.ambiguous"}[kind]
+            code = {"UnknownModel": "ask.unknown_model", "UnknownGpu": "ask.unknown_gpu",
+                    "Ambiguous": "ask.ambiguous"}[kind]
             close = info.get("suggestions") or []
-            f = Finding(code=code if close else code + "_noclose", params={"name": info.get("name", ""), "close": close})
+            f = Finding(code=code if close else code + "_noclose",
+                        params={"name": info.get("name", ""), "close": close})
             (s.notices if computed else s.headline).append(f)
             if not computed:
                 s.verdict = "ask"
@@ -149,9 +153,11 @@ def understood(q: Query, done: Done | None = None) -> list[Finding]:
         out.append(Finding(code="u.params", params={"b": f"{q.params_b:g}B"}))
     if q.method:
         out.append(Finding(code="u.method", params={"method": {"code": f"term.{q.method}"}}))
-    for field, code in (("precision", "u.precision"), ("kv_precision", "u.kv_precision"), ("engine", "u.engine")):
+    for field, code in (("precision", "u.precision"), ("kv_precision", "u.kv_precision")):
         if getattr(q, field):
             out.append(Finding(code=code, params={"v": getattr(q, field)}))
+    if q.engine:
+        out.append(Finding(code="u.engine", params={"v": engine_name(q.engine)}))
     if q.optimizer:
         out.append(Finding(code="u.optimizer", params={"v": q.optimizer}))
     if q.gpus:
@@ -172,7 +178,8 @@ def understood(q: Query, done: Done | None = None) -> list[Finding]:
     elif q.spot is not None:
         out.append(Finding(code="u.spot" if q.spot else "u.on_demand"))
     if q.grad_checkpointing is not None:
-        out.append(Finding(code="u.checkpointing", params={"v": {"code": "term.on" if q.grad_checkpointing else "term.off"}}))
+        out.append(Finding(code="u.checkpointing",
+                           params={"v": {"code": "term.on" if q.grad_checkpointing else "term.off"}}))
     if q.solve_for:
         out.append(Finding(code="u.solve_for", params={"what": {"code": f"term.{q.solve_for}"}}))
     if q.carried:
@@ -183,13 +190,15 @@ def understood(q: Query, done: Done | None = None) -> list[Finding]:
 
 _CARRIED_LABEL = {"gpus": "field.gpu", "gpu_unknown": "field.gpu", "model_unknown": "field.model"}
 _QUANTITIES = (("context_tokens", "u.context", "tokens"), ("prompt_tokens", "u.prompt", "tokens"),
-               ("output_tokens", "u.output", "tokens"), ("batch", "u.batch", "int"), ("concurrent_users", "u.users", "int"),
+               ("output_tokens", "u.output", "tokens"), ("batch", "u.batch", "int"),
+               ("concurrent_users", "u.users", "int"),
                ("examples", "u.examples", "int"), ("tokens_per_example", "u.tokens_per_example", "tokens"),
                ("dataset_tokens", "u.dataset_tokens", "tokens"), ("epochs", "u.epochs", "int"),
                ("budget_usd_total", "u.budget_total", "usd"), ("budget_usd_per_hour", "u.budget_hour", "usd_h"),
                ("deadline_hours", "u.deadline", "h"), ("min_tokens_per_s", "u.speed_target", "tok_s"),
                ("lora_rank", "u.lora_rank", "int"), ("storage_gb", "u.storage", "gb"), ("egress_gb", "u.egress", "gb"),
-               ("duration_hours", "u.duration", "h"), ("images", "u.images", "int"), ("resolution", "u.resolution", "int"),
+               ("duration_hours", "u.duration", "h"), ("images", "u.images", "int"),
+               ("resolution", "u.resolution", "int"),
                ("steps", "u.steps", "int"))
 
 

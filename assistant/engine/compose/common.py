@@ -92,6 +92,19 @@ def user_number(v: Any) -> Any:
     return int(v) if isinstance(v, float) and v.is_integer() else v
 
 
+def engine_name(engine_id: str | None) -> str:
+    """The engine's display name (vLLM, SGLang ...) from the catalog; the id when unknown."""
+    from knowledge.catalog import resolve_engine
+    from tools.errors import AdvisorError
+
+    if not engine_id:
+        return ""
+    try:
+        return resolve_engine(engine_id).name
+    except AdvisorError:
+        return str(engine_id)
+
+
 def catalog_model_name(model_id: str) -> str:
     from knowledge.catalog import resolve_model
     from tools.errors import AdvisorError

@@ -90,7 +90,8 @@ def practitioner_defaults(findings: list[dict[str, Any]] | None) -> list[Finding
         p = f.get("params") or {}
         v = p.get("value")
         val = {"code": "term.on" if v else "term.off"} if isinstance(v, bool) else v
-        out.append(Finding(code="assume.practitioner_default", params={"field": f"field.{p.get('field', '')}", "value": val}))
+        out.append(Finding(code="assume.practitioner_default",
+                           params={"field": f"field.{p.get('field', '')}", "value": val}))
     return out
 
 
@@ -137,10 +138,12 @@ def _one_solution(q: Query, a: dict[str, Any], r: dict[str, Any], s: Sections) -
         s.headline.append(Finding(code=code, params=base | {"value": q_(v, "tokens"), "batch": cfg.get("batch", 1)}))
         s.key_numbers.append(kn("num.max_context", v, "tokens"))
     elif unknown == "max_batch":
-        s.headline.append(Finding(code="solve.max_batch", params=base | {"value": v, "seq": q_(cfg.get("seq_len"), "tokens")}))
+        s.headline.append(Finding(code="solve.max_batch",
+                                  params=base | {"value": v, "seq": q_(cfg.get("seq_len"), "tokens")}))
         s.key_numbers.append(kn("num.max_batch", v, "int"))
         if any(f.get("code") == "above_engine_default_cap" for f in r.get("findings") or []):
-            cap = next(f["params"].get("engine_cap") for f in r["findings"] if f.get("code") == "above_engine_default_cap")
+            cap = next(f["params"].get("engine_cap") for f in r["findings"]
+                       if f.get("code") == "above_engine_default_cap")
             s.assumptions.append(Finding(code="assume.engine_cap", params={"cap": cap}))
     elif unknown == "min_gpu_count":
         code = "solve.min_gpu_count_one" if r.get("limited_by") == "fits_on_one" else "solve.min_gpu_count"
@@ -150,7 +153,8 @@ def _one_solution(q: Query, a: dict[str, Any], r: dict[str, Any], s: Sections) -
     elif unknown == "min_gpu_memory":
         gpus = [g.get("name") for g in (r.get("details") or {}).get("gpus", [])][:6]
         gib = (r.get("details") or {}).get("required_gib")
-        s.headline.append(Finding(code="solve.min_gpu_memory", params=base | {"value": q_(v, "gb"), "gib": q_(gib, "gib")}))
+        s.headline.append(Finding(code="solve.min_gpu_memory",
+                                  params=base | {"value": q_(v, "gb"), "gib": q_(gib, "gib")}))
         if gpus:
             s.headline.append(Finding(code="solve.gpus_with_memory", params={"names": gpus}))
         s.key_numbers.append(kn("num.total_per_gpu", v, "gb"))
@@ -171,12 +175,14 @@ def _best_by_cost(r: dict[str, Any], base: dict[str, Any], s: Sections) -> None:
     s.headline.append(Finding(code="solve.best_serve" if serve else "solve.best_train", params={
         "n": cfg.get("gpu_count") or 1, "gpu": cfg.get("gpu", ""), "provider": off.get("provider", ""),
         "value": q_(r.get("value"), unit), "price": q_(cfg.get("price_usd_per_hour"), "usd_h")}))
-    rows = [[f"{cfg.get('gpu_count') or 1} x {cfg.get('gpu', '')}", off.get("provider", "—"), cfg.get("price_usd_per_hour"),
+    rows = [[f"{cfg.get('gpu_count') or 1} x {cfg.get('gpu', '')}", off.get("provider", "—"),
+             cfg.get("price_usd_per_hour"),
              r.get("value")]]
     for o in (r.get("details") or {}).get("runners_up", []):
         rows.append([f"{o.get('gpu_count') or 1} x {o.get('gpu', '')}", (o.get("offer") or {}).get("provider", "—"),
                      o.get("price_usd_per_hour"), o.get("value")])
     s.tables.append(Table(title=Finding(code="table.best_by_cost"),
-                          columns=["col.gpus", "col.provider", "col.usd_h", "col.usd_mtok" if serve else "col.job_cost"],
+                          columns=["col.gpus", "col.provider", "col.usd_h",
+                                   "col.usd_mtok" if serve else "col.job_cost"],
                           rows=rows, units=["", "", "usd", "usd"]))
     set_verdict(s, "yes")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from assistant.engine.answer import Finding, Sections, Table
-from assistant.engine.compose.common import (Done, add_details, gpu_label, kn, model_label, model_name, q_, results,
-                                             set_verdict, user_number)
+from assistant.engine.compose.common import (Done, add_details, engine_name, gpu_label, kn, model_label, model_name,
+                                             q_, results, set_verdict, user_number)
 from assistant.engine.query import Query
 
 _MIN_COMPONENT_GB = 0.005
@@ -24,7 +24,8 @@ def on_off(v: Any) -> dict[str, str]:
 
 def gpu_memory_assumption(fit: dict[str, Any], q: Query | None = None) -> Finding:
     gb = float(fit["gpu_memory_gb"])
-    return Finding(code="assume.gpu_memory", params={"gpu": gpu_label(fit["gpu"], q), "gib": q_(gb * 1e9 / 2**30, "gib"),
+    return Finding(code="assume.gpu_memory",
+                   params={"gpu": gpu_label(fit["gpu"], q), "gib": q_(gb * 1e9 / 2**30, "gib"),
                                                      "gb": q_(gb, "gb")})
 
 
@@ -130,7 +131,8 @@ def fit_part(q: Query, done: Done, s: Sections) -> None:
     comps = r.get("components_gb") or {}
     kv, w = comps.get("kv_cache", 0), comps.get("weights", 0)
     if kv and w and kv >= 0.3 * w:
-        s.explanation.append(Finding(code="why.kv_big", params={"kv": q_(kv, "gb"), "w": q_(w, "gb")}, passage_id="ga-17"))
+        s.explanation.append(Finding(code="why.kv_big", params={"kv": q_(kv, "gb"), "w": q_(w, "gb")},
+                                     passage_id="ga-17"))
     if bf16:
         s.explanation.append(Finding(code="fit.mixed_vs_bf16", params={"a": q_(r["total_gb"], "gb"),
                                                                        "b": q_(bf16[0]["total_gb"], "gb")},
@@ -198,7 +200,8 @@ def speed_part(q: Query, done: Done, s: Sections) -> None:
         if len({model_name(r) for r in rs}) > 1:
             s.headline.append(Finding(code="speed.compare_models_head"))
         else:
-            s.headline.append(Finding(code="speed.compare_head", params={"model": model, "precision": inp.get("precision", "")}))
+            s.headline.append(Finding(code="speed.compare_head",
+                                      params={"model": model, "precision": inp.get("precision", "")}))
         cols = ["col.metric"] + [column(r, rs) for r in rs]
         rows = [[{"code": "num.per_user"}] + [q_(r["decode_tokens_per_s"], "tok_s") for r in rs],
                 [{"code": "num.total_throughput"}] + [q_(r["aggregate_tokens_per_s"], "tok_s") for r in rs],
@@ -214,11 +217,12 @@ def speed_part(q: Query, done: Done, s: Sections) -> None:
         for r in rs:
             ok = r["decode_tokens_per_s"] >= q.min_tokens_per_s
             s.headline.append(Finding(code="speed.target_met" if ok else "speed.target_missed", params={
-                "gpu": item(r), "per": q_(r["decode_tokens_per_s"], "tok_s"), "target": q_(user_number(q.min_tokens_per_s), "tok_s")}))
+                "gpu": item(r), "per": q_(r["decode_tokens_per_s"],
+                                          "tok_s"), "target": q_(user_number(q.min_tokens_per_s), "tok_s")}))
         set_verdict(s, "yes" if all(r["decode_tokens_per_s"] >= q.min_tokens_per_s for r in rs) else "no")
     if r0["bound"] == "memory":
         s.explanation.append(Finding(code="why.bandwidth", passage_id="ga-07"))
-    s.assumptions.append(Finding(code="assume.speed_estimate", params={"engine": r0.get("engine") or ""}))
+    s.assumptions.append(Finding(code="assume.speed_estimate", params={"engine": engine_name(r0.get("engine"))}))
     s.assumptions.append(stated("num.prompt_tokens", inp.get("prompt_tokens"), "tokens", q.prompt_tokens is not None
                                 or q.context_tokens is not None))
     s.assumptions.append(stated("num.output_tokens", inp.get("output_tokens"), "tokens", q.output_tokens is not None))
@@ -233,7 +237,6 @@ def train_part(q: Query, done: Done, s: Sections) -> None:
         return
     rs = [r for _, r in tt]
     r0, a0 = rs[0], tt[0][0]
-    inp = r0.get("inputs", {})
 
     def item(r: dict[str, Any]) -> str:
         n = r.get("inputs", {}).get("gpus") or 1
@@ -245,7 +248,8 @@ def train_part(q: Query, done: Done, s: Sections) -> None:
             "hours": q_(r["hours"], "h"), "gpu_hours": q_(r["gpu_hours"], ""), "tps": q_(r["tokens_per_s"], "tok_s")}))
     if len(rs) == 1:
         s.key_numbers += [kn("num.train_throughput", r0["tokens_per_s"], "tok_s"), kn("num.hours", r0["hours"], "h"),
-                          kn("num.gpu_hours", r0["gpu_hours"], "h"), kn("num.total_tokens", r0["total_tokens"], "tokens")]
+                          kn("num.gpu_hours", r0["gpu_hours"], "h"),
+                          kn("num.total_tokens", r0["total_tokens"], "tokens")]
     else:
         cols = ["col.metric"] + [column(r, rs) for r in rs]
         rows = [[{"code": "num.train_throughput"}] + [q_(r["tokens_per_s"], "tok_s") for r in rs],
@@ -270,7 +274,8 @@ def train_assumptions(q: Query, args: dict[str, Any], r: dict[str, Any]) -> list
     out.append(stated("num.dataset_tokens", inp.get("dataset_tokens") or r.get("total_tokens"), "tokens",
                       q.dataset_tokens is not None or q.examples is not None))
     if q.examples and not q.tokens_per_example and args.get("tokens_per_example"):
-        out.append(Finding(code="assume.tokens_per_example_default", params={"n": q_(args["tokens_per_example"], "int")}))
+        out.append(Finding(code="assume.tokens_per_example_default",
+                           params={"n": q_(args["tokens_per_example"], "int")}))
     out.append(stated("num.epochs", inp.get("epochs", 1), "int", q.epochs is not None))
     out.append(stated("num.micro_batch", inp.get("batch"), "int", q.batch is not None))
     out.append(stated("num.seq_len", inp.get("seq_len"), "tokens", q.context_tokens is not None))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from assistant.engine.answer import Finding, Option, Sections, Table
+from assistant.engine.answer import Finding, Sections, Table
 from assistant.engine.compose.common import (Done, add_details, kn, model_label, note_data, q_, results, set_verdict,
                                              user_number)
 from assistant.engine.compose.memory import stated
@@ -29,7 +29,8 @@ def prices_part(q: Query, done: Done, s: Sections) -> None:
         if not offers:
             if in_fit:
                 total = next((x["total_gb"] for _, x in results(done, "vram_calculator")), None)
-                s.explanation.append(Finding(code="fit.gpus_none", params={"total": q_(total, "gb")}, passage_id="ga-09"))
+                s.explanation.append(Finding(code="fit.gpus_none", params={"total": q_(total, "gb")},
+                                             passage_id="ga-09"))
             else:
                 s.headline.append(Finding(code="prices.none", params={"kind": {"code": f"term.{kind}"}, "gpu": gpu}))
                 set_verdict(s, "no")
@@ -66,7 +67,8 @@ def cost_finding(f: dict[str, Any], gpu: str = "") -> Finding | None:
     code, p = f.get("code", ""), dict(f.get("params") or {})
     if code == "batch_limited_by":
         return Finding(code=f"cost.batch_limited_by_{p.get('limit')}",
-                       params={"batch": p.get("batch"), "cap": p.get("engine_cap"), "max": p.get("max_batch_in_memory")})
+                       params={"batch": p.get("batch"), "cap": p.get("engine_cap"),
+                               "max": p.get("max_batch_in_memory")})
     if code == "billing_rule":
         inc = p.get("increment_s")
         unit = {"code": _UNIT_OF_INCREMENT[inc]} if inc in _UNIT_OF_INCREMENT else q_(inc, "s")
@@ -127,8 +129,10 @@ def _job_numbers(r: dict[str, Any]) -> list:
             out.append(kn(label, b[k], "usd"))
     sp = r.get("spot") or {}
     if sp.get("cost_usd") is not None:
-        out += [kn("num.spot_cost", sp["cost_usd"], "usd"), kn("num.spot_price_h", sp.get("spot_price_usd_per_hour"), "usd_h"),
-                kn("num.interruptions", sp.get("expected_interruptions")), kn("num.wall_hours", sp.get("wall_hours"), "h")]
+        out += [kn("num.spot_cost", sp["cost_usd"], "usd"),
+                kn("num.spot_price_h", sp.get("spot_price_usd_per_hour"), "usd_h"),
+                kn("num.interruptions", sp.get("expected_interruptions")),
+                kn("num.wall_hours", sp.get("wall_hours"), "h")]
     for k, label in (("storage_usd", "num.storage_cost"), ("egress_usd", "num.egress_cost")):
         if k in r:
             out.append(kn(label, r[k], "usd"))
@@ -142,7 +146,8 @@ def _serve_numbers(sv: dict[str, Any]) -> list:
     basis = {"code": f"term.basis_{sv.get('basis', 'throughput_optimal')}"}
     return [kn("num.usd_mtok_load", sv.get("usd_per_million_tokens"), "usd_mtok",
                note=Finding(code="note.at_batch", params={"batch": sv.get("batch"), "basis": basis})),
-            kn("num.usd_mtok_batch1", sv.get("usd_per_million_tokens_batch_1", b1.get("usd_per_million_tokens")), "usd_mtok"),
+            kn("num.usd_mtok_batch1", sv.get("usd_per_million_tokens_batch_1", b1.get("usd_per_million_tokens")),
+               "usd_mtok"),
             kn("num.total_throughput", sv.get("aggregate_tokens_per_s"), "tok_s"),
             kn("num.per_user_batch1", b1.get("tokens_per_s_per_user"), "tok_s"),
             kn("num.max_batch", sv.get("max_batch_in_memory"), "int"),
@@ -178,8 +183,9 @@ def cost_part(q: Query, done: Done, s: Sections) -> None:
     if q.billing:
         s.explanation.append(Finding(code="why.billing", passage_id="ft-28"))
     for kind, amount in (("egress", q.egress_gb), ("storage", q.storage_gb)):
-        if amount and not any(f"{kind}_usd" in r or any(str(f.get("code", "")).startswith(kind) for f in r.get("findings") or [])
-                              for _, r in cs):
+        said = any(f"{kind}_usd" in r or any(str(f.get("code", "")).startswith(kind) for f in r.get("findings") or [])
+                   for _, r in cs)
+        if amount and not said:
             s.notices.append(Finding(code=f"cost.{kind}_not_costed", params={"gb": q_(user_number(amount), "gb")}))
     _budget(q, cs, s)
     a0, r0 = cs[0]
@@ -199,9 +205,11 @@ def _cost_headline(q: Query, a: dict[str, Any], r: dict[str, Any]) -> list[Findi
     if "serving" in r:
         sv = r["serving"]
         return [Finding(code="cost.serve", params=base | {
-            "model": model_label(r, q), "mtok": q_(sv.get("usd_per_million_tokens"), "usd_mtok"), "batch": sv.get("batch"),
+            "model": model_label(r, q), "mtok": q_(sv.get("usd_per_million_tokens"),
+                                                   "usd_mtok"), "batch": sv.get("batch"),
             "basis": {"code": f"term.basis_{sv.get('basis', 'throughput_optimal')}"},
-            "mtok1": q_(sv.get("usd_per_million_tokens_batch_1"), "usd_mtok"), "monthly": q_(sv.get("monthly_usd"), "usd_month")})]
+            "mtok1": q_(sv.get("usd_per_million_tokens_batch_1"), "usd_mtok"),
+            "monthly": q_(sv.get("monthly_usd"), "usd_month")})]
     out = []
     b = r.get("billing") or {}
     run = q_(r.get("runtime_hours"), "h")
@@ -251,7 +259,8 @@ def _budget(q: Query, cs: list[tuple[dict, dict]], s: Sections) -> None:
                 continue
             ok = total <= q.budget_usd_total
             s.headline.append(Finding(code="budget.within" if ok else "budget.over", params={
-                "gpu": _offer_gpu(r, a), "usd": q_(total, "usd"), "budget": q_(user_number(q.budget_usd_total), "usd")}))
+                "gpu": _offer_gpu(r, a), "usd": q_(total, "usd"),
+                "budget": q_(user_number(q.budget_usd_total), "usd")}))
             set_verdict(s, "yes" if ok else "no")
     if q.budget_usd_per_hour:
         for a, r in cs:
@@ -259,4 +268,5 @@ def _budget(q: Query, cs: list[tuple[dict, dict]], s: Sections) -> None:
             if price is not None:
                 ok = price <= q.budget_usd_per_hour
                 s.headline.append(Finding(code="budget.hour_within" if ok else "budget.hour_over", params={
-                    "gpu": _offer_gpu(r, a), "price": q_(price, "usd_h"), "budget": q_(user_number(q.budget_usd_per_hour), "usd_h")}))
+                    "gpu": _offer_gpu(r, a), "price": q_(price, "usd_h"),
+                    "budget": q_(user_number(q.budget_usd_per_hour), "usd_h")}))

@@ -70,7 +70,8 @@ def recommend_part(q: Query, done: Done, s: Sections) -> None:
     a, r = rec[0]
     train = a.get("workload") == "finetune" or any(o.get("hours") is not None for o in r.get("options") or [])
     if r.get("status") == "needs_input":
-        s.headline.append(Finding(code="rec.missing", params={"items": [{"code": f"field.{m}"} for m in r.get("missing", [])]}))
+        s.headline.append(Finding(code="rec.missing",
+                                  params={"items": [{"code": f"field.{m}"} for m in r.get("missing", [])]}))
         set_verdict(s, "ask")
         return
     opts = r.get("options") or []
@@ -128,7 +129,8 @@ def _assumptions(q: Query, a: dict[str, Any], opts: list[dict[str, Any]], train:
 
 def _generic_way_forward(a: dict[str, Any], train: bool) -> list[Finding]:
     if not train:
-        return [Finding(code="why.quantize", passage_id="ga-08"), Finding(code="why.shorter_or_more_gpus", passage_id="ga-17")]
+        return [Finding(code="why.quantize", passage_id="ga-08"),
+                Finding(code="why.shorter_or_more_gpus", passage_id="ga-17")]
     out = []
     if a.get("method") == "full":
         out.append(Finding(code="why.lora_instead", passage_id="ft-09"))

@@ -51,15 +51,19 @@ def cell_text(lang: str, v: Any, unit: str = "") -> str:
     return quantity(lang, v, unit, short=True)
 
 
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) or isinstance(v, dict) and "v" in v
+
+
 def _table(lang: str, t: Table) -> list[Block]:
     out = []
     if t.title:
         out.append(Block("heading", finding_text(lang, t.title), role="table"))
     units = list(t.units) + [""] * (len(t.columns) - len(t.units))
     rows = [[cell_text(lang, c, units[i] if i < len(units) else "") for i, c in enumerate(r)] for r in t.rows]
-    numeric = [all(isinstance(r[i], (int, float)) and not isinstance(r[i], bool) or isinstance(r[i], dict) and "v" in r[i]
-                   for r in t.rows if i < len(r)) and bool(t.rows) for i in range(len(t.columns))]
-    out.append(Block("table", headers=[fmt_value(lang, c) if isinstance(c, dict) else label(lang, c) for c in t.columns], rows=rows, numeric=numeric, role="table"))
+    numeric = [bool(t.rows) and all(_is_number(r[i]) for r in t.rows if i < len(r)) for i in range(len(t.columns))]
+    headers = [fmt_value(lang, c) if isinstance(c, dict) else label(lang, c) for c in t.columns]
+    out.append(Block("table", headers=headers, rows=rows, numeric=numeric, role="table"))
     return out
 
 
@@ -88,7 +92,8 @@ def _options_table(lang: str, options: list[Option]) -> Block:
 
 def offer_text(lang: str, offer: dict[str, Any]) -> str:
     region = offer.get("region") or ""
-    return message(lang, "offer.line", {"provider": offer.get("provider") or "", "instance": offer.get("instance_type") or "",
+    return message(lang, "offer.line",
+                   {"provider": offer.get("provider") or "", "instance": offer.get("instance_type") or "",
                                         "region": f", {region}" if region else "",
                                         "price": {"v": offer.get("price_usd_per_hour"), "u": "usd_h"}})
 
