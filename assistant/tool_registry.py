@@ -191,7 +191,7 @@ def _guarded(fn, name: str):
         try:
             out = _clean(fn(**args))
         except AdvisorError as exc:
-            out = {"error": str(exc)}
+            out = {"error": str(exc), "error_info": _clean(exc.info())}
         with _CACHE_LOCK:
             _CACHE[key] = out
             while len(_CACHE) > _CACHE_MAX:

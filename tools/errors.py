@@ -6,7 +6,10 @@ __all__ = ["AdvisorError", "InvalidInput", "InvalidCombination", "UnknownModel",
 
 
 class AdvisorError(Exception):
-    """Base class: every message is meant to be shown to the user as it is."""
+    """Base of every user-facing error; `info()` gives it as data for renderers (no message parsing)."""
+
+    def info(self) -> dict:
+        return {"type": type(self).__name__, "message": str(self)}
 
 
 class InvalidInput(AdvisorError, ValueError):
@@ -14,7 +17,12 @@ class InvalidInput(AdvisorError, ValueError):
 
     def __init__(self, field: str, value: object, accepted: str):
         self.field, self.value, self.accepted = field, value, accepted
+        self.problems: list[tuple[str, object, str]] = [(field, value, accepted)]
         super().__init__(f"Invalid {field}: {value!r}. Accepted: {str(accepted).rstrip('.')}.")
+
+    def info(self) -> dict:
+        return {"type": "InvalidInput", "field": self.field, "value": self.value, "accepted": self.accepted,
+                "problems": [{"field": f, "value": v, "accepted": a} for f, v, a in self.problems]}
 
 
 class InvalidCombination(AdvisorError, ValueError):
@@ -24,6 +32,10 @@ class InvalidCombination(AdvisorError, ValueError):
 class _UnknownName(AdvisorError, LookupError):
     kind = "name"
     hint = ""
+
+    def info(self) -> dict:
+        kind = "Ambiguous" if self.ambiguous else ("UnknownGpu" if self.kind == "GPU" else "UnknownModel")
+        return {"type": kind, "name": self.name, "suggestions": list(self.suggestions), "what": self.kind}
 
     def __init__(self, name: str, suggestions: list[str], ambiguous: bool = False):
         self.name, self.suggestions, self.ambiguous = name, list(suggestions), ambiguous

@@ -340,6 +340,7 @@ def validated(model_cls: type[M], **values: Any) -> M:
             parts.append((field, values.get(field, err.get("input")), accepted or msg))
         first = parts[0]
         exc_out = InvalidInput(*first)
+        exc_out.problems = parts
         if len(parts) > 1:
             exc_out.args = (" ".join(f"Invalid {f}: {v!r}. Accepted: {str(a).rstrip('.')}." for f, v, a in parts),)
             exc_out.fields = [p[0] for p in parts]

@@ -42,9 +42,7 @@ def needs_clarification(q: Query) -> bool:
     computing = set(q.intents) & {"fit", "speed", "train_time", "cost", "prices", "recommend"}
     if not computing:
         return False
-    if q.model_unknown and not q.params_b and not q.model:
-        return True
-    return bool(q.gpu_unknown and not q.gpus and not q.gpu_memory_gb)
+    return bool(q.model_unknown and not q.params_b and not q.model)
 
 
 def build_turn_graph(run_tool: Callable[[str, dict], dict], compose: Callable[[Query, list], Any],
@@ -86,7 +84,8 @@ def build_turn_graph(run_tool: Callable[[str, dict], dict], compose: Callable[[Q
 
     def ground_node(s: TurnState) -> TurnState:
         text = render(s["sections"])
-        results = [d[2] for d in s.get("done", [])]
+        # backed: the tools' results, and the user's own numbers as understood (the Query's facts)
+        results = [d[2] for d in s.get("done", [])] + [Query.model_validate(s["query"]).facts()]
         unbacked = check(text, results, s.get("users", [s["question"]]))
         grounding: dict[str, Any] = {"ok": not unbacked, "unbacked": unbacked}
         if unbacked:

@@ -44,8 +44,8 @@ def _tables() -> tuple[dict[str, float], dict[str, float], re.Pattern, re.Patter
         scales.update({k: float(v) for k, v in lx.get("scale_words", {}).items()})
     scale_alt = "|".join(sorted((re.escape(s) for s in scales), key=len, reverse=True))
     word_alt = "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
-    digit = (r"(?<![\w.])(?P<num>\d{1,3}(?:,\d{2,3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[+-]?\d+)?|\.\d+)"
-             rf"(?:\s?(?P<scale>{scale_alt})(?![a-z\u0600-\u06ff/]))?")
+    digit = (r"(?<![\w.])(?P<num>(?:(?<=[\s(=:,])-|^-)?(?:\d{1,3}(?:,\d{2,3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[+-]?\d+)?|\.\d+))"
+             rf"(?:[\s-]?(?P<scale>{scale_alt})(?![a-z\u0600-\u06ff/]))?")
     wordnum = (rf"(?<![\w\u0600-\u06ff])(?P<w>(?:(?:{word_alt}|{scale_alt})(?:[\s-]+(?:and\s+)?)?)*(?:{word_alt}|{scale_alt}))"
                r"(?![\w\u0600-\u06ff])")
     return words, scales, re.compile(digit), re.compile(wordnum)

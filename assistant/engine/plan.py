@@ -10,9 +10,13 @@ from __future__ import annotations
 
 __all__ = ["DEFAULTS", "plan"]
 
+import re
+from functools import lru_cache
 from typing import Any
 
 from assistant.engine.query import Query
+from knowledge.catalog import resolve_diffusion
+from tools.errors import AdvisorError
 
 DEFAULTS = {
     "context_tokens": 4096,
@@ -20,7 +24,10 @@ DEFAULTS = {
     "tokens_per_example": 512,
     "billing_gpu": "A100",
     "billing_hours": 20 / 60,
+    "example_model": "llama-3.1-8b",  # a speed question about a GPU alone: a common 8B model, said so
 }
+_OWN_TOPIC = re.compile(r"nvlink|pcie|interconnect|infiniband|multi-?node|egress|docker|\bssh\b|jupyter|checkpoint|"
+                        r"preempt|interrupt|hbm|gddr|bandwidth|tensor cores?|fp8 support", re.I)
 _MAX_SIDES = 3
 _TRAINING = ("full", "lora", "qlora", "finetune")
 
@@ -51,10 +58,9 @@ def train_method(q: Query) -> str:
 
 
 def _gpu_sides(q: Query) -> list[dict[str, Any]]:
-    """One dict per GPU the question names (a memory size counts as a GPU); [{}] when none."""
+    """One dict per GPU the question names (a memory size counts as a GPU); [{}] when none. An unknown
+    GPU is not guessed: the need is computed without it and a price lookup offers the closest names."""
     sides: list[dict[str, Any]] = [{"gpu": g} for g in q.gpus[:_MAX_SIDES]]
-    if not sides and q.gpu_unknown:
-        sides = [{"gpu": q.gpu_unknown[0]}]
     if not sides and q.gpu_memory_gb:
         sides = [{"gpu_memory_gb": q.gpu_memory_gb}]
     return sides or [{}]
@@ -97,7 +103,8 @@ def _guide(q: Query) -> Call:
              "train_time": "fine-tuning hardware time", "prices": "price comparison spot on-demand",
              "cost": "billing granularity spot checkpoint cost", "recommend": "choose a card VRAM first then bandwidth",
              "compare": "memory bandwidth HBM GDDR VRAM"}.get(q.intent, "")
-    question = q.text if q.intent in ("guide", "help") else f"{q.text} {topic}"
+    own = q.intent in ("guide", "help") or "guide" in q.intents or _OWN_TOPIC.search(q.text)
+    question = q.text if own else f"{q.text} {topic}"
     return {"name": "search_guide", "args": {"question": question[:2000], "lang": q.answer_lang, "k": 2}}
 
 
@@ -106,20 +113,26 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
     if done:
         return _second_round(q, done)
     intents = set(q.intents)
+    if q.gpu_unknown and not q.gpus and not q.has_model and intents & {"prices", "cost"}:
+        return [{"name": "price_query", "args": {"gpu": g}} for g in q.gpu_unknown[:2]]
     if intents & {"help", "out_of_scope"} or not intents:
         return []
     if intents == {"guide"} or intents == {"guide", "compare"}:
         return [_guide(q)]
     calls: list[Call] = []
     m = _model(q)
-    if "recommend" in intents and (m or q.model):
+    image = bool(q.model) and _is_pipeline(q.model)
+    recommender = "recommend" in intents and bool(m) and not image and q.solve_for != "min_gpu_memory"
+    if recommender:
         calls.append({"name": "recommend_gpus", "args": _recommend_args(q)})
+    if ("recommend" in intents or q.solve_for == "min_gpu_memory") and not recommender and m:
+        intents.add("fit")  # the memory needed, then the GPUs and offers that have it (second round)
     solved = _solve_calls(q) if m else []
     calls += solved
-    if "fit" in intents and m and not ("recommend" in intents and not q.has_gpu) and \
-            not any(c["args"]["unknown"] in ("min_gpu_memory", "min_gpu_count") for c in solved):
+    if "fit" in intents and m and not (recommender and not q.has_gpu) and \
+            not any(c["args"]["unknown"] == "min_gpu_count" for c in solved):
         calls += _fit_calls(q)
-    if "speed" in intents and m and q.gpus:
+    if "speed" in intents and q.gpus and not image:
         calls += _speed_calls(q)
     if "train_time" in intents and m and q.gpus and _training(q) and "cost" not in intents:
         for side in _gpu_sides(q):
@@ -129,8 +142,22 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
         calls += _cost_calls(q)
     if "prices" in intents and not ("recommend" in intents and m) and not ("cost" in intents and calls):
         calls += _price_calls(q)
+    if q.gpu_unknown and not q.gpus and not any(c["name"] == "price_query" for c in calls):
+        calls += [{"name": "price_query", "args": {"gpu": g}} for g in q.gpu_unknown[:2]]
     calls.append(_guide(q))
     return calls
+
+
+@lru_cache(maxsize=256)
+def _is_pipeline(model_id: str) -> bool:
+    return resolve_diffusion_safe(model_id)
+
+
+def resolve_diffusion_safe(model_id: str) -> bool:
+    try:
+        return resolve_diffusion(model_id) is not None
+    except AdvisorError:
+        return False
 
 
 def _fit_calls(q: Query) -> list[Call]:
@@ -145,8 +172,8 @@ def _fit_calls(q: Query) -> list[Call]:
 
 def _solve_calls(q: Query) -> list[Call]:
     """The unknown the user asks for, solved with the calculators (tools/solve.py)."""
-    if q.solve_for in (None, "fastest_gpu"):
-        return []
+    if q.solve_for in (None, "fastest_gpu", "min_gpu_memory"):
+        return []  # the smallest GPU: the memory calculator, then the offers with that much memory (second round)
     base = _vram_args(q)
     if q.solve_for == "cheapest_gpu":
         r = _recommend_args(q)
@@ -154,7 +181,7 @@ def _solve_calls(q: Query) -> list[Call]:
                 "examples", "tokens_per_example", "epochs", "providers")
         return [{"name": "solve_for", "args": {"unknown": "best_gpu_by_cost"} | {k: v for k, v in r.items() if k in keep}}]
     if q.solve_for == "min_gpu_count" and not (q.gpus or q.gpu_memory_gb):
-        return [{"name": "solve_for", "args": base | {"unknown": "min_gpu_memory"}}]
+        return []  # no GPU named: the memory needed, then the GPUs and offers that have it
     if q.solve_for in ("max_context", "max_batch") and not (q.gpus or q.gpu_memory_gb):
         return []  # needs a GPU: compose asks which
     out = []
@@ -171,7 +198,7 @@ def _solve_calls(q: Query) -> list[Call]:
 
 
 def _speed_calls(q: Query) -> list[Call]:
-    base: dict[str, Any] = dict(_model(q))
+    base: dict[str, Any] = dict(_model(q)) or {"model": DEFAULTS["example_model"]}  # named in the answer
     for k, v in (("precision", q.precision), ("engine", q.engine), ("prompt_tokens", q.prompt_tokens),
                  ("output_tokens", q.output_tokens)):
         if v:

@@ -104,12 +104,12 @@ def _understand_cached(raw: str) -> Query:
     skip = [(s.start, s.end) for s in [*models, unknown_model] if s]
     gpus, gpu_unknown = find_gpus(t, skip)
     if model:
-        q.model, q.model_text = model.value, model.text
+        q.model, q.model_text = model.value, _as_written(raw, model.text)
     elif unknown_model:
-        q.model_unknown = unknown_model.text
+        q.model_unknown = _as_written(raw, unknown_model.text)
     q.gpus = _unique([g.value for g in gpus])
     q.seen_gpus = list(q.gpus)
-    q.gpu_unknown = _unique([g.text.upper() for g in gpu_unknown])
+    q.gpu_unknown = _unique([_as_written(raw, g.text) for g in gpu_unknown])
     name_spans = skip + [(g.start, g.end) for g in gpus + gpu_unknown]
     providers = [p for p in find_providers(t) if not _negated(t, p.start, p.end)]
     q.providers = _unique([p.value for p in providers])
@@ -123,6 +123,13 @@ def _understand_cached(raw: str) -> Query:
     _read_words(t, q)
     finalize(q)
     return q
+
+
+def _as_written(raw: str, found: str) -> str:
+    """A name as the user typed it (case, hyphens), found again in the raw text; else as found."""
+    pat = r"[\s\-_]*".join(re.escape(ch) for ch in found.replace(" ", ""))
+    m = re.search(pat, raw, re.I)
+    return m.group() if m else found
 
 
 def _main_model(t: str, models: list) -> Any:
@@ -147,11 +154,6 @@ def _unique(xs: list) -> list:
 
 def _read_numbers(t: str, q: Query, name_spans: list[tuple[int, int]], gpu_spans: list[tuple[int, int]]) -> None:
     nums = [n for n in find_numbers(t) if not any(a <= n.start < b for a, b in name_spans)]
-    # an unknown model with a size ("Llama 6 1T") gives its size too
-    if q.model_unknown:
-        m = re.search(r"(\d+(?:\.\d+)?)\s?([bmt])\b", q.model_unknown.lower())
-        if m:
-            q.params_b = float(m.group(1)) * {"b": 1, "m": 1e-3, "t": 1e3}[m.group(2)]
     roles = assign_roles(t, nums, gpu_spans, bool(q.model or q.model_unknown))
     ints = {"gpu_count", "context_tokens", "prompt_tokens", "output_tokens", "batch", "concurrent_users", "examples",
             "tokens_per_example", "lora_rank", "images", "resolution", "steps"}
@@ -353,8 +355,8 @@ def _intents(t: str, q: Query) -> None:  # noqa: C901 - evidence rules, each one
             add("prices")
     if "guide" in cues and intents and "guide" not in intents:
         add("guide")
-    if "guide" in cues and re.match(r"^(?:why|what is|what's|explain|kyun|کیوں)", t) and not q.model and not q.gpus \
-            and not q.gpu_count:
+    if "guide" in cues and not q.model and not q.gpus and not q.gpu_count and not q.has_gpu and \
+            (re.match(r"^(?:why|what is|what's|explain|kyun|کیوں)", t) or not (set(q.facts()) - {"billing", "providers"})):
         intents = ["guide"] + [i for i in intents if i == "compare"]
     _implied(q, intents, cues, t)
     if not intents:
