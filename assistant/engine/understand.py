@@ -391,7 +391,7 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
             add("recommend")
     elif "compare" in intents and re.search(r"\bbetter\b|بہتر|behtar|\bworth\b|\bshould i\b", t):
         add("recommend")
-    if q.has_model and q.gpus and q.method in ("full", "lora", "qlora", "finetune") and intents and "fit" not in intents:
+    if q.has_model and q.has_gpu and q.method in ("full", "lora", "qlora", "finetune") and intents and "fit" not in intents:
         add("fit")
     if "compare" in intents and q.has_model and len(q.gpus) >= 2 and not training:
         for x in ("fit", "speed", "prices"):

@@ -404,3 +404,8 @@ def test_way_forward_from_the_levers_tool(request_, first, gb):
     s = compose(q(model=request_["model"], gpus=[request_["gpu"]]), [("way_forward", request_, wf)])
     text = render_text(s)
     assert s.verdict == "no" and first in text and f"Memory per GPU: {gb}" in text
+
+
+def test_egress_question_without_a_cost_result_says_it_is_not_costed():
+    s = compose(q(intents=["cost"], egress_gb=500, providers=["aws"]), [])
+    assert codes(s.headline) == ["cost.egress_not_costed"] and "500 GB" in render_text(s)

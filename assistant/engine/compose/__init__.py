@@ -16,7 +16,7 @@ from typing import Any
 from assistant.engine.answer import CitationRef, Finding, Sections
 from assistant.engine.compose.citations import cite, known_ids
 from assistant.engine.compose.common import (Done, catalog_model_name, engine_name, error_info, model_name, q_, results,
-                                             set_verdict)
+                                             set_verdict, user_number)
 from assistant.engine.compose.forward import drop_repeated_defaults, levers_part, solve_part
 from assistant.engine.compose.memory import fit_part, speed_part, train_part
 from assistant.engine.compose.money import cost_part, prices_part
@@ -65,7 +65,11 @@ def _computed(done: Done) -> bool:
 
 def _nothing_computed(q: Query, done: Done, s: Sections) -> None:
     guide = results(done, "search_guide")
-    if q.intent in ("speed", "compare", "train_time") and not q.has_gpu:
+    if q.intent == "cost" and (q.egress_gb or q.storage_gb) and not q.has_model:
+        for kind, amount in (("egress", q.egress_gb), ("storage", q.storage_gb)):
+            if amount:
+                s.headline.append(Finding(code=f"cost.{kind}_not_costed", params={"gb": q_(user_number(amount), "gb")}))
+    elif q.intent in ("speed", "compare", "train_time") and not q.has_gpu:
         s.headline.append(Finding(code="ask.gpu"))
         s.verdict = "ask"
     elif q.intent in ("fit", "recommend", "cost", "train_time", "speed") and not q.has_model:

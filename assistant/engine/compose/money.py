@@ -247,8 +247,27 @@ def _cost_compare(q: Query, cs: list[tuple[dict, dict]], s: Sections) -> None:
             row.append(None if k is None else q_(k.value, k.unit) if k.unit else k.value)
         rows.append(row)
     s.tables.append(Table(title=Finding(code="table.cost_compare"), columns=["col.metric"] + items, rows=rows))
-    for a, r in cs:
-        s.headline += _cost_headline(q, a, r)
+    s.headline += _cheapest_of(q, cs, items, serve)
+
+
+def _cheapest_of(q: Query, cs: list[tuple[dict, dict]], items: list[str], serve: bool) -> list[Finding]:
+    """The comparison's verdict: which is cheapest, the others' figures beside it (on demand, then spot)."""
+    out = []
+    kinds = [("usd_per_million_tokens", "usd_mtok")] if serve else [("on_demand_cost_usd", "usd")]
+    if not serve and (q.spot or q.both_pricing):
+        kinds.append(("spot", "usd"))
+    for key, unit in kinds:
+        vals = [((r.get("spot") or {}).get("cost_usd") if key == "spot" else
+                 (r.get("serving") or {}).get(key) if serve else r.get(key)) for _, r in cs]
+        known = [(v, g) for v, g in zip(vals, items) if v is not None]
+        if not known:
+            continue
+        best_v, best_g = min(known, key=lambda x: x[0])
+        rest = [{"code": "cost.item", "params": {"gpu": g, "usd": q_(v, unit)}} for v, g in known if g != best_g]
+        code = "cost.cheapest_spot" if key == "spot" else "cost.cheapest"
+        out.append(Finding(code=code if rest else code + "_alone", params={
+            "gpu": best_g, "usd": q_(best_v, unit), "rest": rest}))
+    return out
 
 
 def _budget(q: Query, cs: list[tuple[dict, dict]], s: Sections) -> None:
