@@ -48,8 +48,11 @@ def compose(query: Query, done: Done) -> Sections:
         order = [_FIRST.get(query.intent, "vram_calculator")]
         if query.solve_for:
             order.insert(0, "solve")
-        for key in order + [k for k in _PARTS if k not in order]:
+        for i, key in enumerate(order + [k for k in _PARTS if k not in order]):
+            had = len(s.key_numbers)
             _PARTS[key](query, done, s)
+            if i and key == "vram_calculator" and had:
+                del s.key_numbers[had:]  # the main part's numbers stand; a check at other settings adds its verdict
         drop_repeated_defaults(s)
     elif s.verdict != "ask":
         _nothing_computed(query, done, s)

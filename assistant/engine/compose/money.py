@@ -255,7 +255,7 @@ def _cheapest_of(q: Query, cs: list[tuple[dict, dict]], items: list[str], serve:
     out = []
     kinds = [("usd_per_million_tokens", "usd_mtok")] if serve else [("on_demand_cost_usd", "usd")]
     if not serve and (q.spot or q.both_pricing):
-        kinds.append(("spot", "usd"))
+        kinds.insert(0 if q.spot else 1, ("spot", "usd"))  # asked about spot: that verdict first
     for key, unit in kinds:
         vals = [((r.get("spot") or {}).get("cost_usd") if key == "spot" else
                  (r.get("serving") or {}).get(key) if serve else r.get(key)) for _, r in cs]

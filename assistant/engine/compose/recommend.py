@@ -8,6 +8,12 @@ from assistant.engine.answer import Finding, Option, Sections
 from assistant.engine.compose.common import Done, add_details, kn, q_, results, set_verdict
 from assistant.engine.compose.memory import stated
 from assistant.engine.query import Query
+from assistant.engine.render.catalog import catalog
+
+
+def _need(field: str) -> dict[str, str]:
+    """What a recommendation still needs, as the catalog asks for it."""
+    return {"code": f"need.{field}" if f"need.{field}" in catalog("en") else f"field.{field}"}
 
 
 def _title(o: dict[str, Any]) -> Finding:
@@ -71,7 +77,7 @@ def recommend_part(q: Query, done: Done, s: Sections) -> None:
     train = a.get("workload") == "finetune" or any(o.get("hours") is not None for o in r.get("options") or [])
     if r.get("status") == "needs_input":
         s.headline.append(Finding(code="rec.missing",
-                                  params={"items": [{"code": f"field.{m}"} for m in r.get("missing", [])]}))
+                                  params={"items": [_need(m) for m in r.get("missing", [])]}))
         set_verdict(s, "ask")
         return
     opts = r.get("options") or []

@@ -99,8 +99,12 @@ def render_markdown(sections: Sections | dict[str, Any]) -> str:
     """Markdown for the Gradio chat: bold verdict, #### headings, lists, pipe tables, italic notes;
     the calculators' own notes folded in a <details> block."""
     lines: list[str] = []
+    first = True
     for b in layout(_sections(sections)):
-        if b.role == "details" and b.kind == "heading":
+        if b.kind == "headline":
+            lines += [f"**{b.text}**" if first and len(b.text) <= 300 else b.text, ""]
+            first = False
+        elif b.role == "details" and b.kind == "heading":
             lines += ["", f"<details><summary>{b.text}</summary>", ""]
         elif b.role == "details":
             lines += [f"- {x}" for x in b.items] + ["", "</details>", ""]

@@ -113,9 +113,9 @@ def blocks_for(blocks: list[Block], fallback: str) -> tuple[str, list[dict[str, 
             out.append({"type": "context", "elements": [_mrkdwn(escape(b.text), _CONTEXT_CHARS)]})
         heading = ""
     if headline:
-        text = "\n".join(escape(h) for h in headline)
-        bold = len(text) <= _BOLD_CHARS and "*" not in text and "\n" not in text
-        first = _section(f"*{text}*" if bold else text)
+        top = escape(headline[0])
+        bold = len(top) <= _BOLD_CHARS and "*" not in top
+        first = _section("\n".join([f"*{top}*" if bold else top] + [escape(h) for h in headline[1:]]))
         at = 1 if out and out[0]["type"] == "context" and blocks and blocks[0].kind == "understood" else 0
         out.insert(at, first)
     if sources:
