@@ -80,7 +80,8 @@ def fact_ok(key: str, want: Any, got: Any) -> bool:
     if key in ("providers", "regions"):
         return sorted(str(x).lower() for x in want) == sorted(str(x).lower() for x in (got or []))
     if key == "precision":
-        alias = {"awq": "int4", "gptq": "int4", "4bit": "int4", "8bit": "int8", "float16": "fp16"}
+        # same bytes per weight: a question about 16-bit weights is answered the same for fp16 and bf16
+        alias = {"awq": "int4", "gptq": "int4", "4bit": "int4", "8bit": "int8", "float16": "fp16", "bf16": "fp16"}
         return got is not None and alias.get(str(want).lower(), str(want).lower()) == alias.get(str(got).lower(), str(got).lower())
     if key == "engine":
         alias = {"ollama": "llama.cpp"}
@@ -101,7 +102,7 @@ def score_row(row: dict, got: dict) -> dict:
     facts = exp.get("facts") or {}
     wrong = {k: (v, got.get(k)) for k, v in facts.items() if not fact_ok(k, v, got.get(k))}
     spurious = []
-    if "gpus" not in facts and got.get("gpus") and not want_int & {"prices"}:
+    if "gpus" not in facts and got.get("gpus") and not want_int & {"prices"} and want_int & COMPUTE_INTENTS:
         spurious.append(("gpus", got["gpus"]))
     if "model" not in facts and "params_b" not in facts and "model_unknown" not in facts and got.get("model"):
         spurious.append(("model", got["model"]))

@@ -23,7 +23,7 @@ _MODEL_FAMILIES = (r"gemini|llama|mistral|mixtral|qwen|gemma|phi|falcon|deepseek
                    r"starcoder|codellama|vicuna|bloom|opt|mpt|solar|nemotron|jamba|dbrx|internlm|baichuan|chatglm|glm|"
                    r"kimi|minimax|smollm|granite|aya|orca|zephyr|tinyllama|stablelm|pythia|t5|bert")
 _FAMILY = re.compile(rf"^(?:{_MODEL_FAMILIES})(?:[-_.]?[a-z]*)?$|^(?:{_MODEL_FAMILIES})[-_.]?v?\d+(?:\.\d+)?[a-z]?$")
-_NAME_PART = re.compile(r"^(?:v?\d+(?:\.\d+)?[a-z]{0,2}|[a-z][a-z0-9.\-]{1,14})$")
+_NAME_PART = re.compile(r"^(?:v?\d+(?:\.\d+)?[a-z]{0,2}|[a-z][a-z0-9.\-]{0,14})$")
 _NOT_NAME = frozenset("""on in at for with to of and or is are be a an the my our my model models gpu gpus card need needs
 run serve inference fine finetune fine-tune train training lora qlora vram memory how much what which can will would
 ka ki ke ko se pe par mein me hai hain ko liye kitna kitni kitne batao chahiye k requirement""".split())
@@ -46,7 +46,8 @@ def _unknown_model(text: str) -> Span | None:
         if j - i >= 2 or re.search(r"\d|-[a-z]", w.group()) or closed:
             if re.search(r"\d", name) or closed or j - i >= 3 or "-" in w.group():
                 return Span(w.start(), words[j - 1].end(), name, name)
-    m = re.search(r"\b([a-z]{3,}[a-z0-9.]*(?:[-_][a-z0-9.]+){0,4}[-_]\d+(?:\.\d+)?[bm](?:[-_][a-z0-9.]+){0,3})\b", text)
+    m = re.search(r"\b([a-z]{3,}[a-z0-9.]*(?:[-_][a-z0-9.]+){0,4}[-_]\d+(?:\.\d+)?[bm](?:[-_][a-z0-9.]+){0,3})\b", text) or \
+        re.search(r"\b(?:my|our|custom|in-house|own|fine-tuned) (?:own )?model,? (?:called |named )?([a-z][a-z0-9]*[-_][a-z0-9\-_.]+)", text)
     return Span(m.start(1), m.end(1), m.group(1), m.group(1)) if m else None
 
 
@@ -145,8 +146,8 @@ def find_gpus(text: str, skip: list[tuple[int, int]]) -> tuple[list[Span], list[
             if any(toks[j][0] - toks[j - 1][1] > 1 for j in range(i + 1, i + n)):
                 continue  # only names written together ("rtx 4090", "a100-80gb")
             key = gpu_name_key(text[s:e])
-            if key not in exact and key not in families:
-                key = gpu_name_key(re.sub(r"(?<=\d)s$", "", text[s:e]))  # "4090s", "h100s"
+            if key not in exact and key not in families and text[s:e].endswith("s"):
+                key = gpu_name_key(text[s:e][:-1])  # "4090s", "h100s", "a10gs"
             if not key or (key.isdigit() and len(key) < 4):
                 continue
             if re.match(r"\s*(?:gb|gib|g\b|جی بی)", text[e:e + 5]) and key.isdigit():

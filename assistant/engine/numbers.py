@@ -56,7 +56,15 @@ def _word_value(phrase: str, words: dict[str, float], scales: dict[str, float]) 
     toks = [t for t in re.split(r"[\s-]+", phrase) if t and t != "and"]
     total, current, seen_number = 0.0, 0.0, False
     for t in toks:
-        if t in words:
+        if t in scales and (current or t not in words):  # "پانچ سو" is 5 x 100, "سو" alone 100
+            m = scales[t]
+            if m == 100:
+                current = (current or 1) * 100
+            else:
+                total += (current or 1) * m
+                current = 0.0
+            seen_number = True
+        elif t in words:
             current += words[t]
             seen_number = True
         elif t in scales:

@@ -42,13 +42,14 @@ _TOKENS_EACH = re.compile(r"(?:taqreeban|lagbhag|تقریباً|تقریبا|ل�
                           r"avg|average|averag\w+|on average|apiece|long|of about|of around|of ~|of roughly|of|~|about|"
                           r"around|approx\w*|roughly|with|har|fi|ہر|اوسط)\W*$|(?:each|per|har|ہر)\s+\w+\W+(?:\w+\W+)?$")
 _DATASET = re.compile(r"dataset|corpus|of data|of text|training data|\btrain(?:ing)? on\b|\bon\b\W*$|ڈیٹا|ڈیٹاسیٹ")
-_CONTEXT_NEAR = re.compile(r"context|ctx|window|seq(?:uence)?[ _-]?len|max[ _-]?len|sequence|کانٹیکسٹ|سیاق")
-_PROMPT_NEAR = re.compile(r"prompt|input|پرامپٹ")
-_OUTPUT_NEAR = re.compile(r"output|generat|response|completion|new tokens|answer|آؤٹ پٹ")
+_CONTEXT_NEAR = re.compile(r"context|ctx|window|seq(?:uence)?[ _-]?len|max[ _-]?len|sequence|کانٹیکسٹ|سیاق|سیکوئنس|سیکوینس")
+_PROMPT_NEAR = re.compile(r"prompt|input|\bin\b|پرامپٹ|ان پٹ")
+_OUTPUT_NEAR = re.compile(r"output|generat|response|completion|new tokens|answer|\bout\b|آؤٹ پٹ|جواب")
 _MEMORY_NEAR = re.compile(r"card|gpu|vram|class|wala|wali|wale|memory|version|variant|والا|والی|والے|کارڈ|جی پی یو|میموری")
 _EGRESS_NEAR = re.compile(r"egress|out of|outbound|transfer|download|serv(?:e|ing) out|send|move|bahar|باہر|ایگریس")
 _STORAGE_NEAR = re.compile(r"storage|disk|ssd|nvme|volume|store|checkpoints?|persist|bucket|s3|اسٹوریج|سٹوریج")
-_TIME_UNITS = (("minutes", 1 / 60), ("hours", 1.0), ("days", 24.0), ("weeks", 168.0), ("months", 730.0), ("seconds", 1 / 3600))
+_TIME_UNITS = (("minutes", 1 / 60), ("hours", 1.0), ("days", 24.0), ("weeks", 168.0), ("months", 730.0),
+               ("years", 8760.0), ("seconds", 1 / 3600))
 
 
 def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], has_model: bool) -> Roles:
@@ -93,7 +94,7 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
     after = n.end + (len(right) - len(right.lstrip(" x×-")))
     if any(a == after or (0 <= a - n.end <= 9 and re.fullmatch(r"\s*[x×]?\s*(?:nvidia\s+|geforce\s+)?", text[n.end:a]))
            for a, _ in gpu_spans):
-        return ("gpu_count", v) if 0 < v <= 100000 else None
+        return ("gpu_count", v) if 0 < v <= 1e9 else None  # absurd counts reach the tools, which name the limit
     if re.search(r"[x×]\s*$", left) and any(b >= n.start - 3 and b <= n.start for _, b in gpu_spans):
         return ("gpu_count", v)
     if any(0 <= n.start - b <= 3 for _, b in gpu_spans) and re.match(r"\s*[x×]", text[n.start - 2:n.start] or ""):
@@ -119,13 +120,6 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
         if re.match(r"\s*(?:/|per)\s*(?:m\b|million|mtok|1m)", tail):
             return None
         return ("budget_usd_total", v)
-    if n.scale in ("b", "bn", "billion", "t", "trillion", "ارب", "بلین", "arab") or _starts(_unit("params"), right):
-        if re.match(r"\s*(?:training )?tokens?", right):
-            return ("dataset_tokens", v)
-        if n.scale:
-            return ("params_b", v / 1e9)
-        if re.match(r"\s*(?:-|\s)?(?:param|parameter)", right):
-            return ("params_b", v / 1e9 if v >= 1e6 else v)
     if _starts(_unit("context"), right) or re.search(r"(?:context|ctx|context length|context window|seq(?:uence)?(?:[ _-]?len(?:gth)?)?|max[ _-]?len)\s*(?:of|=|:|is|at|to|length)?\s*(?:~|about|around)?\s*$", left) \
             or re.search(r"(?:کانٹیکسٹ|سیاق)\s*$", left):
         return ("context_tokens", _ctx(n))
@@ -139,7 +133,7 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
         return ("examples", v)
     if _starts(_unit("epochs"), right) or re.search(r"epochs?\s*(?:=|:|of)?\s*$", left):
         return ("epochs", v) if v <= 1000 else None
-    if re.search(r"(?:batch(?:[- ]?size)?|micro-?batch(?:[- ]?size)?|\bbs|mbs|بیچ(?: سائز)?)\s*(?:of|=|:|is)?\s*$", left) or \
+    if re.search(r"(?:batch(?:[- ]?size)?|micro-?batch(?:[- ]?size)?|\bbs|mbs|بیچ(?: سائز)?)[\s-]*(?:of|=|:|is)?\s*$", left) or \
             re.match(r"\s*(?:batch|بیچ)", right):
         return ("batch", v)
     if _starts(_unit("users"), right):
@@ -153,9 +147,14 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
             return _time_role(v * factor, left, right)
     if _starts(_unit("images"), right):
         return ("images", v)
+    if n.scale in ("b", "bn", "billion", "t", "trillion", "ارب", "بلین", "arab") or _starts(_unit("params"), right):
+        if n.scale:
+            return ("params_b", v / 1e9)
+        if re.match(r"\s*(?:-|\s)?(?:param|parameter)", right):
+            return ("params_b", v / 1e9 if v >= 1e6 else v)
     if _starts(_unit("steps"), right) or re.search(r"steps?\s*(?:=|:|of)?\s*$", left):
         return ("steps", v)
-    if re.match(r"\s*(?:px|pixels?|p\b)", right) or re.search(r"(?:resolution|res)\s*(?:of|=|:|at)?\s*$", left):
+    if _starts(_unit("pixels"), right) or re.search(r"(?:resolution|res|ریزولوشن)\s*(?:of|=|:|at)?\s*$", left):
         return ("resolution", v)
     if n.is_word and 0 < v <= 16 and re.match(r"\s*\d+\s?(?:gb|gib)\s*(?:card|gpu|vram|کارڈ|جی پی یو|wala|والا|والی)", right):
         return ("gpu_count", v)
@@ -196,8 +195,8 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
     near_r, near_l = right[:25], left[-25:]
     after_tokens = re.sub(r"^\s*[- ]?(?:tokens?|toks?)\b", "", right)[:16].strip(" -")
     for pat, role in ((_PROMPT_NEAR, "prompt_tokens"), (_OUTPUT_NEAR, "output_tokens"), (_CONTEXT_NEAR, "context_tokens")):
-        if pat.match(after_tokens):
-            return (role, _ctx(n))  # "2000-token prompts", "300 token answers", "8k tokens context"
+        if pat.match(after_tokens) or role == "context_tokens" and pat.search(after_tokens[:14]):
+            return (role, _ctx(n))  # "2000-token prompts", "300 token answers", "8k tokens context", "ٹوکن کے کانٹیکسٹ"
     each = _TOKENS_EACH.search(left[-22:]) or re.match(r"\s*tokens?\s*(?:each|per|apiece|har|ہر)", right)
     cues = [(m.end(), role) for pat, role in ((_CONTEXT_NEAR, "context_tokens"), (_PROMPT_NEAR, "prompt_tokens"),
                                               (_OUTPUT_NEAR, "output_tokens")) for m in pat.finditer(near_l)]

@@ -40,6 +40,7 @@ def normalise(text: str) -> str:
     t = re.sub(r"\b(\d{1,4})\s?x(?=[a-z])", r"\1x ", t)                  # 8xh100 -> 8x h100
     t = re.sub(r"\b([a-z]+\d+[a-z]*)\s?x\s?(\d{1,3})\b", r"\1 x \2", t)   # h100x8 -> h100 x 8
     t = re.sub(r"(?<=\d)(?=(?:gb|gib|tb)\b)", " ", t)
+    t = re.sub(r"(?<=[a-z0-9])/\s*(?=(?:hr|h|hour|mo|month|gpu)\b)", " /", t)   # "a100/hr" -> "a100 /hr"
     return re.sub(r"\s+", " ", t).strip()
 
 
@@ -184,18 +185,20 @@ def _read_words(t: str, q: Query) -> None:
     kv = _first_positive(t, "kv_precision")
     if kv:
         q.kv_precision = kv
-    if prec and prec != "none":
-        spans = [s for s in find_concepts(t, "precision") if s.value == prec]
-        kv_span = any(re.match(r"\s*kv", t[s.end:s.end + 4]) or
-                      re.search(r"kv[- ]?cache\s*(?:in|at|as|to|with|=|:)?\s*$", t[max(0, s.start - 20):s.start])
-                      for s in spans)
-        opt_span = any(re.match(r"[- ]?\s*(?:adam|optim|paged)", t[s.end:s.end + 8]) for s in spans)
-        if kv_span and not q.kv_precision:
-            q.kv_precision = prec
-        if not kv_span and not opt_span:
-            q.precision = prec
-        elif q.precision == prec and (kv_span or opt_span):
-            q.precision = None
+    order = ("q4_k_m", "q5_k_m", "q8_0", "q4_0", "q6_k", "nf4", "fp4", "fp8", "bf16", "fp16", "fp32", "int8", "int4")
+    weights = []
+    for sp in find_concepts(t, "precision"):
+        if _negated(t, sp.start, sp.end):
+            continue
+        kv_span = re.match(r"\s*kv", t[sp.end:sp.end + 4]) or \
+            re.search(r"kv[- ]?cache\s*(?:in|at|as|to|with|=|:)?\s*$", t[max(0, sp.start - 20):sp.start])
+        if kv_span:
+            q.kv_precision = q.kv_precision or ("int8" if sp.value == "int8" else sp.value)
+        elif not re.match(r"[- ]?\s*(?:adam|optim|paged)", t[sp.end:sp.end + 8]):
+            weights.append(sp.value)
+    prec = next((p for p in order if p in weights), None)
+    if prec and (q.precision is None or q.precision in _BITS.values()):
+        q.precision = prec
     q.optimizer = _first_positive(t, "optimizer", ("paged-adamw8bit", "adamw8bit", "adafactor", "sgd", "adamw"))
     q.training_precision = _first_positive(t, "training_precision")
     q.engine = _first_positive(t, "engine")
@@ -299,7 +302,7 @@ def _intents(t: str, q: Query) -> None:  # noqa: C901 - evidence rules, each one
             break
     if q.solve_for == "min_gpu_memory" and (q.gpus and not re.search(r"smallest|minimum|least|chhot|چھوٹ|کم سے کم", t)):
         q.solve_for = None  # "how much VRAM ... on an H100" is a fit question
-    if q.solve_for == "cheapest_gpu" and not has_model and not image and not q.followup:
+    if q.solve_for == "cheapest_gpu" and not has_model and not image and not q.followup and q.gpus:
         q.solve_for = None  # "cheapest H100" is a price query
     if q.solve_for == "min_gpu_count" and not (has_model or image):
         q.solve_for = None
@@ -322,13 +325,18 @@ def _intents(t: str, q: Query) -> None:  # noqa: C901 - evidence rules, each one
         add("recommend")
     if q.solve_for == "fastest_gpu":
         add("speed")
-    comparing = len(q.gpus) + len(q.gpu_unknown) >= 2 or len(q.providers) >= 2 or q.both_pricing
+    comparing = len(q.gpus) + len(q.gpu_unknown) >= 2 or len(q.providers) >= 2 or q.both_pricing or \
+        len(q.regions) >= 2 or (q.billing and bool(re.search(r"\bvs\b|versus|compared|than|مقابل", t)))
     if "recommend" in cues and (has_model or image or training or comparing):
         add("recommend")
     if "speed" in cues and (has_model or has_gpu or image):
         add("speed")
     if q.min_tokens_per_s and has_model and not has_gpu:
         add("recommend")
+    if image and (cues & {"speed", "train_time", "cost"} or q.images or q.solve_for in ("cheapest_gpu", "min_gpu_count")):
+        add("speed")  # images: time per image drives time and cost
+    if q.solve_for == "min_gpu_count" and training and q.deadline_hours:
+        add("train_time")
     if "train_time" in cues and (has_model or training or image):
         add("speed" if not training and (image or q.method == "inference" or q.examples or q.prompt_tokens) else "train_time")
     if "cost" in cues or q.budget_usd_total or q.egress_gb or q.storage_gb or (q.billing and not has_model):
@@ -355,13 +363,15 @@ def _intents(t: str, q: Query) -> None:  # noqa: C901 - evidence rules, each one
             add("prices")
     if "guide" in cues and intents and "guide" not in intents:
         add("guide")
+    if "compare" in intents and re.search(r"\bor\b|\?\s*$", t) and len(q.gpus) >= 2 and "recommend" not in intents:
+        add("recommend")  # "A6000 or L40S?": which one to take
     if "guide" in cues and not q.model and not q.gpus and not q.gpu_count and not q.has_gpu and \
             (re.match(r"^(?:why|what is|what's|explain|kyun|کیوں)", t) or not (set(q.facts()) - {"billing", "providers"})):
         intents = ["guide"] + [i for i in intents if i == "compare"]
     _implied(q, intents, cues, t)
     if not intents:
         intents = ["out_of_scope"]
-    if q.injection and not (has_model or has_gpu):
+    if q.injection and (not (has_model or has_gpu) or re.search(r"forget|ignore|override|dump|commission|pays you", t)):
         intents = ["out_of_scope"]
     q.intents = intents
     q.intent_cued = bool(explicit or q.solve_for or "guide" in cues and not q.followup)
@@ -428,7 +438,7 @@ def _check_ranges(q: Query) -> None:
 
 def _is_followup(new: Query, prev: Query) -> bool:
     """Does this message continue the thread's question (merge) or start a new one?"""
-    if prev.intents and prev.intents[0] in ("help", "out_of_scope"):
+    if prev.intents and prev.intents[0] in ("help", "out_of_scope") or new.intents == ["out_of_scope"] and new.injection:
         return False
     t = normalise(new.text)
     if patterns("correction").search(t):
