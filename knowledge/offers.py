@@ -303,27 +303,32 @@ class Normaliser:
 
     def finish(self) -> NormalisedOffers:
         self._join_host_vms()
-        for m in (m for group in self._merged.values() for m in group):
-            (price, pz), (spot, sz) = m.pop("_p"), m.pop("_s")
-            it, name, region = m["instance_type"], m["accelerator_name"], m["region"]
-            if price is not None and spot is not None and spot > price * 1.0001:
-                spot, sz = None, set()  # a "spot" above on-demand is not a discount: treated as unknown
-            if price is None and spot is None:
-                self._drop(it, name, region, "no on-demand or spot price")
-                continue
-            gpu_id, why = map_accelerator(self.provider, name, it, m["gpu_memory_gib"])
-            if gpu_id is None:
-                self.out.unmapped[name] = self.out.unmapped.get(name, 0) + 1
-            self.out.offers.append({
-                "provider": self.provider, "instance_type": it, "accelerator_name": name, "gpu_id": gpu_id,
-                "gpu_count": m["gpu_count"], "gpu_memory_gib": m["gpu_memory_gib"], "vcpus": m["vcpus"],
-                "host_memory_gib": m["host_memory_gib"], "price_usd_per_hour": price, "spot_price_usd_per_hour": spot,
-                "region": region, "price_scope": m["price_scope"] or "instance", "as_of": self.as_of,
-                "source": self.source, "mapping": why,
-                "zone": next(iter(pz)) if len(pz) == 1 and next(iter(pz)) != region else None,
-                "spot_zone": next(iter(sz)) if len(sz) == 1 and next(iter(sz)) != region else None})
+        while self._merged:  # consumed as it goes: the merged rows and the offers are not both held
+            group = self._merged.pop(next(iter(self._merged)))
+            for m in group:
+                self._emit(m)
         self.out.dropped = list(self._dropped.values())
+        self._accels, self._vms = [], {}
         return self.out
+
+    def _emit(self, m: dict[str, Any]) -> None:
+        (price, pz), (spot, sz) = m.pop("_p"), m.pop("_s")
+        it, name, region = m["instance_type"], m["accelerator_name"], m["region"]
+        if price is not None and spot is not None and spot > price * 1.0001:
+            spot, sz = None, set()  # a "spot" above on-demand is not a discount: treated as unknown
+        if price is None and spot is None:
+            return self._drop(it, name, region, "no on-demand or spot price")
+        gpu_id, why = map_accelerator(self.provider, name, it, m["gpu_memory_gib"])
+        if gpu_id is None:
+            self.out.unmapped[name] = self.out.unmapped.get(name, 0) + 1
+        self.out.offers.append({
+            "provider": self.provider, "instance_type": it, "accelerator_name": name, "gpu_id": gpu_id,
+            "gpu_count": m["gpu_count"], "gpu_memory_gib": m["gpu_memory_gib"], "vcpus": m["vcpus"],
+            "host_memory_gib": m["host_memory_gib"], "price_usd_per_hour": price, "spot_price_usd_per_hour": spot,
+            "region": region, "price_scope": m["price_scope"] or "instance", "as_of": self.as_of,
+            "source": self.source, "mapping": why,
+            "zone": next(iter(pz)) if len(pz) == 1 and next(iter(pz)) != region else None,
+            "spot_zone": next(iter(sz)) if len(sz) == 1 and next(iter(sz)) != region else None})
 
 
 def parse_skypilot_rows(rows: Iterable[dict[str, str]], provider: str, source: str, as_of: str | None) -> NormalisedOffers:

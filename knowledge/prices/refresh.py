@@ -162,7 +162,10 @@ def _swap(db: "PriceDb", loaded: dict[str, list], report: "RefreshReport", today
     new_offers, new_dropped, new_sources = [], [], []
     key = lambda o: (o["instance_type"] or "", o["accelerator_name"], o["gpu_count"], o["region"], o["gpu_memory_gb"])  # noqa: E731
     for prov, items in loaded.items():
-        new = [finalize(o) for _, res in items for o in res.offers]
+        new = []
+        for _, res in items:
+            new += [finalize(o) for o in res.offers]
+            res.offers.clear()  # keep one copy of a large provider's rows in memory
         for c, res in items:
             new_dropped += res.dropped
             report.dropped += len(res.dropped)
