@@ -117,8 +117,10 @@ class _Server:
             def do_GET(self):  # noqa: N802
                 for prefix, what in fail.items():
                     if self.path.startswith(prefix):
-                        if what == "slow":
+                        if what == "slow":  # past the client's timeout; then hang up without a reply
                             time.sleep(3)
+                            self.close_connection = True
+                            return
                         else:
                             self.send_error(int(what))
                             return
