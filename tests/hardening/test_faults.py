@@ -1,5 +1,6 @@
-"""Faults caused for real: damaged or missing price database, a refresh killed with SIGKILL, a damaged
-or locked conversation store, an unwritable data directory, an LLM backend down under load."""
+"""Faults caused for real: damaged or missing price database, a refresh killed with SIGKILL, a damaged,
+locked or full conversation store, a dropped or unreachable PostgreSQL, an unwritable data directory,
+an LLM backend down under load."""
 
 import json
 import os
@@ -13,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+
+from tests.threads.services import pg_url  # noqa: F401  (fixture: a database of the run's PostgreSQL)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -131,3 +134,68 @@ def test_llm_backend_down_under_load_falls_back_every_time(tmp_path):
     with ThreadPoolExecutor(max_workers=8) as ex:
         answers = list(ex.map(lambda q: adv.ask(q), qs))
     assert len(answers) == 21 and all(a.backend.startswith("router (fallback:") and a.answer for a in answers)
+
+
+def test_full_disk_degrades_one_write_not_every_history(tmp_path):
+    """SQLite's page limit stands in for a full disk (same SQLITE_FULL error): the write that does not fit
+    fails with a typed error and leaves nothing half-written; every thread still reads; writes resume
+    once there is room again."""
+    from assistant.threads import StoreUnavailable
+    from assistant.threads.sqlite_store import SqliteThreadStore
+
+    store = SqliteThreadStore(str(tmp_path / "conversations.sqlite"))
+    for i in range(5):
+        store.append_turn("user:alice", f"t{i}", "q", "a" * 1000, {})
+    pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
+    store._conn.execute(f"PRAGMA max_page_count = {pages}")  # the disk is now full
+    with pytest.raises(StoreUnavailable, match="disk is full"):
+        for _ in range(200):
+            store.append_turn("user:bob", "big", "q", "b" * 20_000, {})
+    assert all(store.load("user:alice", f"t{i}").turn_count == 1 for i in range(5))
+    before = store.load("user:bob", "big")
+    store._conn.execute(f"PRAGMA max_page_count = {pages * 100}")  # space freed
+    after = store.append_turn("user:bob", "big", "q", "b", {})
+    assert after.turn_count == (before.turn_count if before else 0) + 1
+
+
+def test_full_disk_through_the_advisor_answers_and_says_not_saved(tmp_path):
+    from assistant.advisor import Advisor
+    from assistant.threads import StoreUnavailable
+    from assistant.threads.sqlite_store import SqliteThreadStore
+
+    store = SqliteThreadStore(str(tmp_path / "conversations.sqlite"))
+    adv = Advisor(store=store)
+    pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
+    store._conn.execute(f"PRAGMA max_page_count = {pages}")
+    with pytest.raises(StoreUnavailable):  # fill what free pages are left
+        for i in range(100):
+            store.append_turn("user:filler", f"f{i}", "q", "x" * 4000, {})
+    a = adv.ask("Cheapest H100 per hour?", thread_id="t1")
+    assert a.tool_calls and any("disk is full" in n for n in a.notices) and "not saved" in a.answer
+
+
+def test_postgres_connection_killed_mid_conversation_is_retried(pg_url):
+    """The server drops our connection (restart, failover, idle timeout): the next append reconnects."""
+    import psycopg
+
+    from assistant.threads.postgres_store import PostgresThreadStore
+
+    store = PostgresThreadStore(pg_url)
+    store.append_turn("user:alice", "kill-test", "q1", "a1", {})
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        n = admin.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = "
+                          "current_database() AND application_name = 'gpu-advisor'").fetchone()[0]
+    assert n >= 1
+    rec = store.append_turn("user:alice", "kill-test", "q2", "a2", {})
+    assert [t.question for t in rec.turns] == ["q1", "q2"]
+    store.close()
+
+
+def test_unreachable_team_database_is_a_clear_error(monkeypatch):
+    """A team deployment must not silently split into per-process stores: say what to fix."""
+    from assistant.threads import StoreUnavailable, open_store
+
+    monkeypatch.setenv("GPU_ADVISOR_DATABASE_URL", "postgresql://gpa:hunter2secret@127.0.0.1:1/none")
+    with pytest.raises(StoreUnavailable, match="GPU_ADVISOR_DATABASE_URL") as exc:
+        open_store()
+    assert "hunter2secret" not in str(exc.value)  # the password is not repeated back
