@@ -37,7 +37,7 @@ def one(db, **kw):
 
 def test_tree_with_unknown_provider_and_non_offer_files_loads(refreshed):
     _, rep, tree = refreshed
-    assert set(rep.per_provider) == {"gcp", "aws", "azure", "vast", "cudo", "acmegpu"}
+    assert set(rep.per_provider) == {"gcp", "aws", "azure", "vast", "cudo", "shadeform", "acmegpu"}
     assert rep.new_providers == ["acmegpu"] and not rep.bad
     skipped = {Path(s["file"]).relative_to(tree).as_posix() for s in rep.skipped}
     assert skipped == {"README.md", "gcp/images.csv", "common/accelerators.csv", "kubernetes/images.csv"}
@@ -121,6 +121,15 @@ def test_cudo_pci_a100_is_the_pcie_card_without_nvlink(refreshed):
     assert o.vcpus == 64 and o.host_memory_gib == 128 and o.country == "US"
     h = one(db, provider="cudo", region="no-kristiansand-1", gpus=8, it="sapphire-rapids-h100_8x64v128gb")
     assert h.gpu_id == "h100-sxm" and h.nvlink and h.continent == "europe"
+
+
+def test_shadeform_gpu_memory_field_holds_gb(refreshed):
+    db = refreshed[0]
+    l4 = one(db, provider="shadeform", region="paris-france-5", it="scaleway_L4")  # 'SizeInMiB': 24 means 24 GB
+    a100 = one(db, provider="shadeform", region="culpeper-usa-1", it="crusoe_A100-80GBx2")  # 80 per GPU, 2 GPUs
+    assert l4.gpu_id == "l4" and l4.gpu_memory_gb == pytest.approx(24 * GB_PER_GIB, abs=1e-3)
+    assert a100.gpu_id == "a100-80gb-sxm" and a100.gpu_memory_gb == pytest.approx(80 * GB_PER_GIB, abs=1e-3)
+    assert a100.price_usd_per_gpu_hour == pytest.approx(2.0) and l4.country == "FR" and a100.country == "US"
 
 
 def test_unknown_provider_loads_under_its_folder_name(refreshed):
