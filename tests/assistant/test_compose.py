@@ -409,3 +409,21 @@ def test_way_forward_from_the_levers_tool(request_, first, gb):
 def test_egress_question_without_a_cost_result_says_it_is_not_costed():
     s = compose(q(intents=["cost"], egress_gb=500, providers=["aws"]), [])
     assert codes(s.headline) == ["cost.egress_not_costed"] and "500 GB" in render_text(s)
+
+
+def test_out_of_range_context_is_named_with_its_value():
+    s = compose(q(model="qwen2.5-32b", context_tokens=2_000_000, out_of_range=["context_tokens"]), [])
+    assert "Out of range: a context of 2,000,000 tokens is longer than the context window of Qwen2.5 32B." in render_text(s)
+
+
+def test_tool_errors_lose_their_command_line_flags():
+    err = {"error": "the dataset size is missing: give its tokens (e.g. '100M tokens', --dataset-tokens N), or "
+                    "examples and tokens per example (e.g. '50k examples of 512 tokens', --examples N)"}
+    text = render_text(compose(q(intents=["cost"], model="llama-3.1-8b"), [("cost_estimator", {}, err)]))
+    assert "(e.g. '100M tokens'), or examples" in text and "--" not in text
+
+
+def test_gguf_formats_are_shown_as_llama_cpp_writes_them():
+    s = compose(q(model="llama-3.1-8b", gpus=["L4"], precision="q4_k_m"),
+                [("vram_calculator", {}, vram(precision="q4_k_m"))])
+    assert "(inference, Q4_K_M)" in render_text(s) and "q4_k_m" not in render_text(s)

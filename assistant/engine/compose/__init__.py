@@ -15,7 +15,7 @@ from typing import Any
 
 from assistant.engine.answer import CitationRef, Finding, Sections
 from assistant.engine.compose.citations import cite, known_ids
-from assistant.engine.compose.common import (Done, catalog_model_name, engine_name, error_info, model_name, q_, results,
+from assistant.engine.compose.common import (Done, catalog_model_name, chat_text, engine_name, error_info, model_name, q_, results,
                                              set_verdict, user_number)
 from assistant.engine.compose.forward import drop_repeated_defaults, levers_part, solve_part
 from assistant.engine.compose.memory import fit_part, speed_part, train_part
@@ -37,7 +37,7 @@ def compose(query: Query, done: Done) -> Sections:
     """The typed answer for `query` from this turn's tool calls (verdict first; see Sections)."""
     lang = "ur" if query.answer_lang == "ur" else "en"
     s = Sections(lang=lang, kind=query.intent, not_used=list(query.not_used), understood=understood(query, done))
-    s.notices += [Finding(code="notice.out_of_range", params={"what": x}) for x in query.out_of_range]
+    s.notices += [_out_of_range(query, x) for x in query.out_of_range]
     if query.injection:
         s.notices.append(Finding(code="notice.injection"))
     if query.intent in ("help", "out_of_scope") and not _computed(done):
@@ -60,6 +60,20 @@ def compose(query: Query, done: Done) -> Sections:
     if s.verdict in ("ask", "error") and not _computed(done):
         s.kind = s.verdict
     return s
+
+
+def _out_of_range(q: Query, what: str) -> Finding:
+    """A value the understanding found out of range: the field in words and the value as given."""
+    unit = next((u for f, _, u in _QUANTITIES if f == what), "")
+    value = getattr(q, what, None) if what in Query.model_fields else None
+    if what == "context_tokens" and value is not None:
+        name = catalog_model_name(q.model) if q.model else (q.model_text or "")
+        return Finding(code="notice.context_over_window", params={"value": q_(user_number(value), "tokens"),
+                                                                   "model": name})
+    if value is not None and not isinstance(value, (list, dict)):
+        return Finding(code="notice.out_of_range_field", params={"field": f"field.{what}",
+                                                                  "value": q_(user_number(value), unit)})
+    return Finding(code="notice.out_of_range", params={"what": what.replace("_", " ")})
 
 
 def _computed(done: Done) -> bool:
@@ -108,12 +122,12 @@ def _errors(q: Query, done: Done, s: Sections) -> None:
                 s.verdict = "ask"
         elif kind == "InvalidInput":
             s.notices.append(Finding(code="error.invalid", params={
-                "field": f"field.{info.get('field', '')}", "value": str(info.get("value", "")),
-                "accepted": str(info.get("accepted", ""))}))
+                "field": f"field.{info.get('field', '')}", "value": str(info.get("value", "")).strip("'\""),
+                "accepted": chat_text(str(info.get("accepted", "")))}))
             if not computed:
                 s.verdict = "error"
         else:
-            s.notices.append(Finding(code="error.other", params={"text": info.get("message", "")}))
+            s.notices.append(Finding(code="error.other", params={"text": chat_text(info.get("message", ""))}))
             if not computed:
                 s.verdict = "error"
     _unknown_names_from_query(q, s, seen_names={str(f.params.get("name", "")).lower() for f in s.headline + s.notices})

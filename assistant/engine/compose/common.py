@@ -115,6 +115,21 @@ def catalog_model_name(model_id: str) -> str:
         return model_id
 
 
+_FLAG = re.compile(r",?\s*--[a-z][\w-]*(?:\s+[A-Z]\b)?")
+_GIVE_NOTHING = re.compile(r";\s*give\s*(?=$|[.;,)])")
+_SNAKE = re.compile(r"\b([a-z][a-z0-9]*)_([a-z0-9_]*[a-z0-9])\b")
+_CODE = re.compile(r"`[^`]*`")
+
+
+def chat_text(text: str) -> str:
+    """A tool's message for a chat answer: CLI flags, code spans and identifiers taken out
+    ("give --price-usd-per-hour" is for the command line; "context_tokens" reads "context tokens")."""
+    t = _CODE.sub("", _FLAG.sub("", str(text)))
+    t = _GIVE_NOTHING.sub("", t)
+    t = _SNAKE.sub(lambda m: m.group(0).replace("_", " "), t)
+    return re.sub(r"\s{2,}", " ", t).replace(" .", ".").replace("( ", "(").strip()
+
+
 def error_info(r: dict[str, Any]) -> dict[str, Any]:
     """What went wrong, as data: {'type', 'name', 'suggestions'} or {'type', 'field', 'value', 'accepted'}.
 

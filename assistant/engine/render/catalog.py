@@ -12,6 +12,7 @@ from __future__ import annotations
 __all__ = ["LANGS", "catalog", "fmt_value", "label", "message", "quantity", "term"]
 
 import json
+import re
 import string
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +24,12 @@ MESSAGES_DIR = Path(__file__).resolve().parent.parent / "messages"
 LANGS = ("en", "ur")
 _MONEY = {"usd", "usd_h", "usd_gpu_h", "usd_mtok", "usd_month", "usd_gb", "usd_gb_month"}
 _COUNTS = {"tokens", "int", "gpus", "seq", "examples", "users", "steps", "images"}
+# GGUF quantisation names are shown as llama.cpp writes them (Q4_K_M), not as lower-case identifiers.
+_GGUF = re.compile(r"i?q\d(?:_[a-z0-9]+)+")
+
+
+def _name(s: str) -> str:
+    return s.upper() if _GGUF.fullmatch(s) else s
 
 
 @lru_cache(maxsize=None)
@@ -62,7 +69,7 @@ def quantity(lang: str, v: Any, unit: str = "", short: bool = False) -> str:
     if isinstance(v, dict):
         return fmt_value(lang, v)
     if isinstance(v, str):
-        s = v
+        s = _name(v)
     elif unit in _MONEY:
         s = usd(v)
     elif unit in _COUNTS or (isinstance(v, int) and not isinstance(v, bool)) or (
@@ -102,7 +109,7 @@ def fmt_value(lang: str, v: Any, spec: str = "") -> str:
         return number(v)
     if isinstance(v, (list, tuple)):
         return _join(lang, [fmt_value(lang, x) for x in v])
-    return "" if v is None else str(v)
+    return "" if v is None else _name(str(v))
 
 
 def _join(lang: str, items: list[str]) -> str:
