@@ -56,10 +56,12 @@ def _word_value(phrase: str, words: dict[str, float], scales: dict[str, float]) 
     toks = [t for t in re.split(r"[\s-]+", phrase) if t and t != "and"]
     total, current, seen_number = 0.0, 0.0, False
     for t in toks:
-        if t in scales and (current or t not in words):  # "پانچ سو" is 5 x 100, "سو" alone 100
+        if t in scales and (current or total or t not in words):  # "پانچ سو" is 5 x 100, "سو" alone 100
             m = scales[t]
             if m == 100:
                 current = (current or 1) * 100
+            elif total + current and m > total + current:
+                total, current = (total + current) * m, 0.0  # "دس لاکھ ارب": (ten lakh) billion
             else:
                 total += (current or 1) * m
                 current = 0.0
@@ -103,11 +105,12 @@ def find_numbers(text: str) -> list[Num]:
             continue
         phrase = m.group("w")
         toks = re.split(r"[\s-]+", phrase)
-        if all(t in scales for t in toks):
-            continue  # a bare "thousand"/"k" is not a number
+        if all(t in scales for t in toks) and not (len(toks) == 1 and len(toks[0]) > 2 and
+                                                   re.search(r"(?:per|a|every|each|فی|fi)\s+$", text[:m.start()])):
+            continue  # a bare "thousand"/"k" is not a number, except "per thousand images"
         v = _word_value(phrase, words, scales)
         if v is None:
             continue
-        out.append(Num(v, m.start(), m.end(), phrase, next((t for t in toks if t in scales), ""), True))
+        out.append(Num(v, m.start(), m.end(), phrase, next((t for t in reversed(toks) if t in scales), ""), True))
     # a scale word after a digit number with a space ("50 hazar", "2 لاکھ") was matched above
     return sorted(out, key=lambda n: n.start)

@@ -17,12 +17,17 @@ from assistant.engine.lexicon import patterns, pattern_map
 from assistant.engine.numbers import Num
 
 
+def text_all(r: "Roles") -> str:
+    return r.text
+
+
 @dataclass
 class Roles:
     values: dict[str, float] = field(default_factory=dict)
     used: set[int] = field(default_factory=set)        # indexes of numbers given a role
     role_of: dict[int, str] = field(default_factory=dict)  # index -> the role it filled
     precision_bits: list[tuple[int, int]] = field(default_factory=list)  # (bits, position) for "8-bit"
+    text: str = ""
 
 
 def _unit(key: str) -> re.Pattern:
@@ -38,6 +43,7 @@ def _near(key: str, s: str) -> bool:
     return bool(p and p.search(s))
 
 
+_APPROX = re.compile(r"(?:taqreeban|lagbhag|تقریباً|تقریبا|لگ بھگ|~|about|around|approx\w*|roughly)\W*$")
 _TOKENS_EACH = re.compile(r"(?:taqreeban|lagbhag|تقریباً|تقریبا|لگ بھگ|each|per (?:example|sample|row|conversation|record|item|doc\w*|pair|instruction|entry)|"
                           r"avg|average|averag\w+|on average|apiece|long|of about|of around|of ~|of roughly|of|~|about|"
                           r"around|approx\w*|roughly|with|har|fi|ہر|اوسط)\W*$|(?:each|per|har|ہر)\s+\w+\W+(?:\w+\W+)?$")
@@ -54,7 +60,7 @@ _TIME_UNITS = (("minutes", 1 / 60), ("hours", 1.0), ("days", 24.0), ("weeks", 16
 
 def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], has_model: bool) -> Roles:
     """Give each number of `text` its role; `gpu_spans` are where GPU names were found."""
-    r = Roles()
+    r = Roles(text=text)
     _resolution(text, nums, r)
     for i, n in enumerate(nums):
         if i in r.used:
@@ -158,8 +164,11 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
         return ("resolution", v)
     if n.is_word and 0 < v <= 16 and re.match(r"\s*\d+\s?(?:gb|gib)\s*(?:card|gpu|vram|کارڈ|جی پی یو|wala|والا|والی)", right):
         return ("gpu_count", v)
-    if re.match(r"\s*of (?:them|those|these|the gpus|the cards)\b", right) and gpu_spans:
-        return ("gpu_count", v)
+    if re.match(r"\s*of (?:them|those|these|the gpus|the cards)\b", right):
+        if _unit("examples").search(left[-60:]) or re.search(r"chats?|tickets|emails|texts|transcripts", left[-60:]):
+            return ("examples", v)  # "eighty thousand of them" after "chats"
+        if any(0 <= n.start - b <= 40 for _, b in gpu_spans) or re.search(r"gpus?|cards?", left[-40:]):
+            return ("gpu_count", v)
     if _starts(_unit("gpus"), right) and not re.match(r"\s*x\b", right):
         return ("gpu_count", v) if 0 < v <= 100000 else None
     if _starts(_unit("nodes"), right):
@@ -170,6 +179,13 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
             return ("context_tokens", _ctx(n))
     if re.search(r"(?:users?|requests?|concurrency|concurrent)\s*(?:of|=|:)?\s*$", left):
         return ("concurrent_users", v)
+    m = re.search(r"([a-z\u0600-\u06ff]+)\s+from\s+\S+\s+to\s*$", left)
+    if m:  # "bump batch from 1 to 32": the new value of the same quantity
+        word = m.group(1)
+        for key, role in (("batch", "batch"), ("users", "concurrent_users"), ("context", "context_tokens"),
+                          ("epochs", "epochs"), ("rank", "lora_rank"), ("steps", "steps")):
+            if _unit(key).match(word) if key in ("users", "context", "epochs", "steps", "batch") else word == key:
+                return (role, _ctx(n) if role == "context_tokens" else v)
     return None
 
 
@@ -197,11 +213,17 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
     for pat, role in ((_PROMPT_NEAR, "prompt_tokens"), (_OUTPUT_NEAR, "output_tokens"), (_CONTEXT_NEAR, "context_tokens")):
         if pat.match(after_tokens) or role == "context_tokens" and pat.search(after_tokens[:14]):
             return (role, _ctx(n))  # "2000-token prompts", "300 token answers", "8k tokens context", "ٹوکن کے کانٹیکسٹ"
-    each = _TOKENS_EACH.search(left[-22:]) or re.match(r"\s*tokens?\s*(?:each|per|apiece|har|ہر)", right)
+    each_word = re.search(r"(?:each|per (?:example|sample|row|conversation|record|item|doc\w*|pair|instruction|entry)|"
+                          r"avg|average|averag\w+|on average|apiece|har|ہر|اوسط)\W+(?:\w+\W+){0,4}$", left[-40:]) or \
+        re.match(r"\s*tokens?\s*(?:each|per|apiece|har|ہر)", right)
+    each = each_word or (_APPROX.search(left[-12:]) and "examples" in r.values) or _TOKENS_EACH.search(left[-22:])
     cues = [(m.end(), role) for pat, role in ((_CONTEXT_NEAR, "context_tokens"), (_PROMPT_NEAR, "prompt_tokens"),
                                               (_OUTPUT_NEAR, "output_tokens")) for m in pat.finditer(near_l)]
-    if cues and (not each or re.search(r"(?:each|per|har|ہر)\s+(?:prompt|input|request|answer|output|response)", near_l)):
+    if cues and (not each_word or re.search(r"(?:each|per|har|ہر)\s+(?:prompt|input|request|answer|output|response)", near_l)
+                 or max(cues)[0] > len(near_l) - 16):
         return (max(cues)[1], _ctx(n))  # the nearest cue word before the number
+    if each and "examples" not in r.values and re.search(r"users?|sessions?|requests?|concurren|صارف|log\b", text_all(r)):
+        return ("context_tokens", _ctx(n))  # "20 users at 4096 tokens each": a context per user
     if each and ("examples" in r.values or n.value < 100000):
         return ("tokens_per_example", n.value)
     if _DATASET.search(near_r) or _DATASET.search(near_l) or n.value >= 2_000_000:
@@ -214,6 +236,8 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
 def _time_role(hours: float, left: str, right: str) -> tuple[str, float]:
     cue = patterns("deadline_cues")
     l_tail = left[-18:]
+    if re.match(r"\s*\w*\s*(?:tak|تک)\s+(?:musalsal|lagatar|مسلسل|لگاتار|روزانہ|چل)", right):
+        return ("duration_hours", hours)  # "ایک ہفتے تک مسلسل چلانے": for a week, non-stop
     if cue and cue.search(l_tail) or re.match(r"\s*\w*\s*(?:tak|تک|کے اندر|اندر|se pehle|سے پہلے|میں|mein|me)\b", right) \
             or re.search(r"(?:deadline|due)\b", left):
         return ("deadline_hours", hours)

@@ -130,7 +130,9 @@ def merge(prev: Query, new: Query, *, new_topic: bool) -> Query:
     data = prev.model_dump()
     stated = new.facts()
     carried = [k for k in prev.facts() if k not in stated]
-    if new.model or new.params_b or new.model_unknown:
+    if new.params_b and not (new.model or new.model_unknown) and prev.model_unknown:
+        data["params_b"] = new.params_b  # "it's a 22B dense model": the size of the unknown model asked about
+    elif new.model or new.params_b or new.model_unknown:
         for k in ("model", "model_text", "model_unknown", "params_b"):
             data[k] = getattr(new, k)
         for k in _RESET_ON_NEW_MODEL:

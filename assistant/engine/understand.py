@@ -101,9 +101,15 @@ def _understand_cached(raw: str) -> Query:
         q.answer_lang = "en"
     models, unknown_model = find_models(t)
     model = _main_model(t, models)
+    pivot = _pivot(t)
     q.other_models = _unique([m.value for m in models if m.value != (model.value if model else None)])
     skip = [(s.start, s.end) for s in [*models, unknown_model] if s]
     gpus, gpu_unknown = find_gpus(t, skip)
+    if pivot is not None and any(g.start >= pivot for g in gpus):
+        gpus = [g for g in gpus if g.start >= pivot]  # "... RTX 4090? wait no, it's an RTX 4080": the later one
+    gpus = [_variant_by_memory(t, g) for g in gpus]
+    if model and pivot is not None:
+        model = _corrected_size(t, model, pivot)
     if model:
         q.model, q.model_text = model.value, _as_written(raw, model.text)
     elif unknown_model:
@@ -124,6 +130,49 @@ def _understand_cached(raw: str) -> Query:
     _read_words(t, q)
     finalize(q)
     return q
+
+
+def _pivot(t: str) -> int | None:
+    """Where a correction or a move starts ("sorry, I meant", "wait no", "now I'm moving to"): what
+    follows it replaces what came before."""
+    m = None
+    for m in re.finditer(r"\b(?:sorry|i meant|wait,? no|actually|correction|my bad|i mean|nahi sorry|now i'?m moving to|"
+                         r"moving to|switching to)\b|معاف|معذرت|میرا مطلب", t):
+        pass
+    return m.start() if m else None
+
+
+def _corrected_size(t: str, model: Any, pivot: int) -> Any:
+    """"Llama 2 7B ... sorry, I meant 13B": the same family at the corrected size, when the catalog has it."""
+    from assistant.engine.names import Span
+    from knowledge.catalog import resolve_model as _resolve
+
+    m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s?b\b", t[pivot:])
+    if not m or model.start >= pivot:
+        return model
+    new_text = re.sub(r"\d+(?:\.\d+)?\s?b\b", m.group(1) + "b", model.text, count=1)
+    try:
+        return Span(model.start, model.end, _resolve(new_text).id, new_text)
+    except Exception:
+        return model
+
+
+def _variant_by_memory(t: str, g: Any) -> Any:
+    """"80GB wala A100", "A100 (80 GB)": the family member with that memory."""
+    from assistant.engine.names import Span
+    from knowledge.catalog import gpu_names
+
+    _, families = gpu_names()
+    members = families.get(re.sub(r"[^a-z0-9]", "", g.value.lower()), [])
+    if not members:
+        return g
+    near = t[max(0, g.start - 16):g.start] + " | " + t[g.end:g.end + 12]
+    m = re.search(r"(\d{2,3})\s?(?:gb|gib)", near)
+    if not m:
+        return g
+    fits = [x for x in members if x.memory_gib and abs(x.memory_gib - float(m.group(1))) < 1]
+    best = next((x for x in fits if x.family_default), fits[0] if fits else None)
+    return Span(g.start, g.end, best.name, g.text) if best else g
 
 
 def _as_written(raw: str, found: str) -> str:
@@ -214,6 +263,13 @@ def _read_words(t: str, q: Query) -> None:
     q.regions = _unique([s.value for s in find_concepts(t, "regions") if not _negated(t, s.start, s.end)] +
                         [m.group() for m in patterns("region_codes").finditer(t)])
     q.billing = bool(patterns("billing_cues").search(t))
+    if q.concurrent_users is None:
+        for lx in lexicon().values():
+            for phrase, n in lx.get("user_phrases", {}).items():
+                if re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", t):
+                    q.concurrent_users = n
+    if q.gpu_count is None and q.gpus and re.search(r"\b(?:on|fit on|run on) (?:one|a single|just one)\s*[?.!]*$", t):
+        q.gpu_count = 1
     q.injection = bool(patterns("injection").search(t))
     m_day = re.search(r"(\d+(?:\.\d+)?)\s*(?:days?|din|دن)\b", t)
     m_hpd = re.search(r"(?:daily|per day|a day|each day|roz(?:ana)?|har din|روزانہ|ہر دن)\D{0,12}(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h\b|ghante|گھنٹے)"
@@ -279,11 +335,11 @@ def finalize(q: Query, keep_intents: list[str] | None = None) -> Query:
 
 def _default_method(q: Query) -> None:
     """Serving is what the words imply when no training word was written and the question is about
-    decode speed, concurrent users, prompts or the KV cache."""
+    decode speed, concurrent users, prompts, the KV cache, or whether a model fits a GPU."""
     if q.method is None and q.has_model and not (q.examples or q.dataset_tokens or q.epochs or q.lora_rank):
         if "speed" in q.intents or q.concurrent_users or q.prompt_tokens or q.output_tokens or q.kv_precision or \
                 (q.context_tokens and "fit" in q.intents) or q.solve_for in ("max_context", "max_batch") or \
-                q.engine or q.min_tokens_per_s:
+                q.engine or q.min_tokens_per_s or ("fit" in q.intents and q.has_gpu):
             q.method = "inference"
 
 
@@ -304,8 +360,6 @@ def _intents(t: str, q: Query) -> None:  # noqa: C901 - evidence rules, each one
         q.solve_for = None  # "how much VRAM ... on an H100" is a fit question
     if q.solve_for == "cheapest_gpu" and not has_model and not image and not q.followup and q.gpus:
         q.solve_for = None  # "cheapest H100" is a price query
-    if q.solve_for == "min_gpu_count" and not (has_model or image):
-        q.solve_for = None
     intents: list[str] = []
 
     def add(*xs: str) -> None:
@@ -361,12 +415,15 @@ def _intents(t: str, q: Query) -> None:  # noqa: C901 - evidence rules, each one
             add("guide")
         elif "prices" in cues:
             add("prices")
+    if q.solve_for:
+        cues.discard("guide")  # "how many L40S do I need?" asks for a number, not an explanation
     if "guide" in cues and intents and "guide" not in intents:
         add("guide")
     if "compare" in intents and re.search(r"\bor\b|\?\s*$", t) and len(q.gpus) >= 2 and "recommend" not in intents:
         add("recommend")  # "A6000 or L40S?": which one to take
-    if "guide" in cues and not q.model and not q.gpus and not q.gpu_count and not q.has_gpu and \
-            (re.match(r"^(?:why|what is|what's|explain|kyun|کیوں)", t) or not (set(q.facts()) - {"billing", "providers"})):
+    numbers = set(q.facts()) - {"billing", "providers", "gpus", "regions"}
+    if "guide" in cues and not q.model and (patterns("domain").search(t) or q.gpus) and \
+            (not q.has_gpu and not numbers or re.search(r"\b(?:why|conceptually|explain|how come)\b|کیوں|kyun", t) and not numbers):
         intents = ["guide"] + [i for i in intents if i == "compare"]
     _implied(q, intents, cues, t)
     if not intents:
