@@ -413,7 +413,8 @@ def test_egress_question_without_a_cost_result_says_it_is_not_costed():
 
 def test_out_of_range_context_is_named_with_its_value():
     s = compose(q(model="qwen2.5-32b", context_tokens=2_000_000, out_of_range=["context_tokens"]), [])
-    assert "Out of range: a context of 2,000,000 tokens is longer than the context window of Qwen2.5 32B." in render_text(s)
+    assert ("Out of range: a context of 2,000,000 tokens is longer than the context window of Qwen2.5 32B."
+            in render_text(s))
 
 
 def test_tool_errors_lose_their_command_line_flags():

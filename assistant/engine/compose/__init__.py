@@ -15,8 +15,8 @@ from typing import Any
 
 from assistant.engine.answer import CitationRef, Finding, Sections
 from assistant.engine.compose.citations import cite, known_ids
-from assistant.engine.compose.common import (Done, catalog_model_name, chat_text, engine_name, error_info, model_name, q_, results,
-                                             set_verdict, user_number)
+from assistant.engine.compose.common import (Done, catalog_model_name, chat_text, engine_name, error_info, model_name,
+                                             q_, results, set_verdict, user_number)
 from assistant.engine.compose.forward import drop_repeated_defaults, levers_part, solve_part
 from assistant.engine.compose.memory import fit_part, speed_part, train_part
 from assistant.engine.compose.money import cost_part, prices_part
