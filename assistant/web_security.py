@@ -105,11 +105,26 @@ class Users:
 
     @classmethod
     def from_env(cls) -> "Users":
-        """Read the two variables (when called; raises AuthConfigError naming the bad entry)."""
-        entries: dict[str, str] = {}
+        """Read the two variables (when called; raises AuthConfigError naming the bad entry). The result is
+        reused while the variables and the file's modification time stay the same."""
         raw = os.environ.get("GPU_ADVISOR_AUTH", "").strip()
-        items = [x for x in raw.split(",") if x.strip()]
         path = os.environ.get("GPU_ADVISOR_AUTH_FILE", "").strip()
+        try:
+            stamp = os.stat(path).st_mtime_ns if path else 0
+        except OSError:
+            stamp = -1
+        key = (raw, path, stamp)
+        cached = _USERS_CACHE.get(key)
+        if cached is None:
+            cached = cls._read(raw, path)
+            _USERS_CACHE.clear()
+            _USERS_CACHE[key] = cached
+        return cached
+
+    @classmethod
+    def _read(cls, raw: str, path: str) -> "Users":
+        entries: dict[str, str] = {}
+        items = [x for x in raw.split(",") if x.strip()]
         if path:
             try:
                 with open(path, encoding="utf-8") as fh:
@@ -168,6 +183,7 @@ class Users:
             return ""
 
 
+_USERS_CACHE: dict[tuple[str, str, int], Users] = {}
 _DUMMY_HASH = "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
 
 

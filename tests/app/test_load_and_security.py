@@ -1,6 +1,11 @@
-"""/ask under load (20 clients x 25 questions), the per-client rate limit and optional basic auth."""
+"""/ask under load (20 clients x 25 questions), the per-client rate limit, sign-in, and each security
+finding of issue 19 (throttling, API description, uploads, malformed bodies, proxies, secrets, owners)."""
+
+import httpx
+import pytest
 
 from tests.app.load import run, run_rest
+from tests.threads.services import redis_url  # noqa: F401  (fixture)
 
 
 def test_ask_under_load(app_url):
@@ -96,3 +101,212 @@ def test_curated_bad_inputs_through_rest_ask(app_url, monkeypatch):
             assert text.strip() and "Traceback" not in text
             assert not new_naninf(q, text), (q[:80], text[:300])
         assert c.post(app_url + "api/ask", json={"question": "Cheapest L4?"}).status_code == 200
+
+
+# ---------------------------------------------------------------- issue 19: the findings, each with a test
+
+@pytest.fixture()
+def team_app(tmp_path, monkeypatch):
+    """The app with sign-in on: alice with a plain password (env), bob with a scrypt hash (file)."""
+    import app
+    from assistant.web_security import hash_password
+    from tests.app.conftest import free_port
+
+    users = tmp_path / "users.txt"
+    users.write_text(f"# team members\nbob:{hash_password('bob-pw')}\n", encoding="utf-8")
+    monkeypatch.setenv("GPU_ADVISOR_AUTH", "alice:alice-pw")
+    monkeypatch.setenv("GPU_ADVISOR_AUTH_FILE", str(users))
+    demo = app.build_demo()
+    url = app.launch(demo, "127.0.0.1", free_port(), block=False, quiet=True)
+    yield url
+    demo.close()
+
+
+@pytest.fixture()
+def fresh_throttle():
+    import app
+
+    app._THROTTLE.failures._mem.clear()
+    app._LIMIT.buckets.clear()
+    yield app._THROTTLE
+    app._THROTTLE.failures._mem.clear()
+
+
+def test_several_users_plain_and_hashed(team_app, fresh_throttle):
+    q = {"question": "Cheapest L4?"}
+    assert httpx.post(team_app + "api/ask", json=q, auth=("alice", "alice-pw"), timeout=60).status_code == 200
+    assert httpx.post(team_app + "api/ask", json=q, auth=("bob", "bob-pw"), timeout=60).status_code == 200
+    assert httpx.post(team_app + "api/ask", json=q, auth=("bob", "alice-pw"), timeout=60).status_code == 401
+    with httpx.Client(timeout=10) as c:
+        assert c.post(team_app + "login", data={"username": "bob", "password": "bob-pw"}).status_code == 200
+        assert c.get(team_app + "config").status_code == 200
+
+
+def test_login_throttled_per_client_with_retry_after(team_app, fresh_throttle):
+    """Issue 19 measured 1,000 wrong passwords in 1.4 s. Now: 5 failures for one user name, then 429."""
+    codes = [httpx.post(team_app + "login", data={"username": "alice", "password": f"guess{i}"}).status_code
+             for i in range(7)]
+    assert codes == [400] * 5 + [429] * 2
+    r = httpx.post(team_app + "login", data={"username": "alice", "password": "alice-pw"})
+    assert r.status_code == 429 and 0 < int(r.headers["retry-after"]) <= 300  # even the right one waits
+    # the client address is limited too: 10 failures in all, whichever user names it tries
+    for i in range(5):
+        httpx.post(team_app + "login", data={"username": f"user{i}", "password": "x"})
+    r = httpx.post(team_app + "login", data={"username": "bob", "password": "bob-pw"})
+    assert r.status_code == 429 and int(r.headers["retry-after"]) > 0
+    # Basic credentials on the JSON API count towards the same limit
+    r = httpx.post(team_app + "api/ask", json={"question": "hi"}, auth=("carol", "x"), timeout=30)
+    assert r.status_code == 429 and "retry-after" in r.headers
+
+
+def test_login_throttle_per_user_across_addresses():
+    from assistant.web_security import LoginThrottle
+
+    clock = [0.0]
+    t = LoginThrottle(window_s=300, per_client=10, per_user=5, clock=lambda: clock[0])
+    for i in range(5):  # five addresses, one failure each, all on alice
+        t.failed(f"10.0.0.{i}", "alice")
+    assert t.retry_after("10.9.9.9", "alice") == 300 and t.retry_after("10.9.9.9", "bob") == 0
+    clock[0] = 299.5
+    assert t.retry_after("10.9.9.9", "alice") == 1  # ceil(0.5)
+    clock[0] = 300.0
+    assert t.retry_after("10.9.9.9", "alice") == 0
+
+
+def test_api_description_only_after_sign_in(team_app, fresh_throttle):
+    page = httpx.get(team_app, timeout=10)
+    assert page.status_code == 200 and "window.gradio_api_info = null;" in page.text
+    assert '"api_name"' not in page.text and "named_endpoints" not in page.text
+    for path in ("openapi.json", "gradio_api/openapi.json", "gradio_api/info", "config"):
+        assert httpx.get(team_app + path, timeout=10).status_code in (401, 404), path
+    with httpx.Client(timeout=10) as c:
+        c.post(team_app + "login", data={"username": "alice", "password": "alice-pw"})
+        assert "named_endpoints" in c.get(team_app).text  # signed in: the page describes the API again
+
+
+def test_uploads_are_refused(app_url):
+    """With auth off, issue 19 could upload a file anonymously and fetch it back; no front end needs uploads."""
+    r = httpx.post(app_url + "gradio_api/upload", files={"files": ("x.html", b"<script>alert(1)</script>")})
+    assert r.status_code == 403 and "turned off" in r.json()["error"]
+
+
+@pytest.mark.parametrize("body, needle", [
+    pytest.param(b'{"question": ' + b"[" * 5000 + b"]" * 5000 + b"}", "nested deeper", id="deep-json"),
+    pytest.param(b'{"question": "cheapest \\ud800 H100"}', "surrogate", id="lone-surrogate"),
+    pytest.param(b'{"question": "x", "thread_id": "' + b"a" * 70_000 + b'"}', "larger than", id="huge-body"),
+    pytest.param(b"\xff\xfe{}", "not UTF-8", id="not-utf8"),
+])
+def test_malformed_bodies_get_400_and_save_nothing(app_url, monkeypatch, body, needle):
+    import app
+
+    monkeypatch.setattr(app._LIMIT, "per_min", 0)
+    r = httpx.post(app_url + "api/ask", content=body, timeout=30)
+    assert r.status_code == 400 and needle in r.json()["error"], r.text[:200]
+
+
+def test_forwarded_for_is_ignored_unless_from_a_trusted_proxy(monkeypatch):
+    import app
+    from tests.app.conftest import free_port
+
+    def burst(url: str) -> list[int]:
+        app._LIMIT.buckets.clear()
+        return [httpx.post(url + "api/ask", json={"question": "Cheapest A100?"}, timeout=60,
+                           headers={"X-Forwarded-For": f"203.0.113.{i}"}).status_code for i in range(3)]
+
+    monkeypatch.setattr(app._LIMIT, "per_min", 6)  # a burst of one per client
+    for trusted, expect_rotation_works in (("", False), ("127.0.0.1", True)):
+        monkeypatch.setenv("GPU_ADVISOR_TRUSTED_PROXIES", trusted)
+        demo = app.build_demo()
+        url = app.launch(demo, "127.0.0.1", free_port(), block=False, quiet=True)
+        try:
+            codes = burst(url)
+        finally:
+            demo.close()
+        if expect_rotation_works:  # behind a configured proxy each forwarded address is its own client
+            assert codes == [200, 200, 200]
+        else:  # a rotating header from an untrusted peer changes nothing
+            assert codes[0] == 200 and 429 in codes[1:]
+    app._LIMIT.buckets.clear()
+
+
+def test_rate_limit_is_shared_through_redis(monkeypatch, redis_url):
+    """Two replicas (two RateLimit objects) draw on one budget in Redis: a burst of one, then 429s."""
+    from assistant.shared_limits import RateLimit
+
+    url, prefix = redis_url
+    monkeypatch.setenv("GPU_ADVISOR_REDIS_URL", url)
+    monkeypatch.setenv("GPU_ADVISOR_REDIS_PREFIX", prefix)
+    monkeypatch.setenv("GPU_ADVISOR_RATE_LIMIT", "6")  # 6 a minute: burst 1, one more every 10 s
+    a, b = RateLimit(), RateLimit()
+    assert a.allow("198.51.100.7") and not b.allow("198.51.100.7") and not a.allow("198.51.100.7")
+    assert b.allow("198.51.100.8")  # another client has its own bucket
+
+
+def test_provider_error_text_is_scrubbed_before_it_reaches_a_user(tmp_path, monkeypatch):
+    """Issue 19: a mock provider echoing the API key showed it in `backend`."""
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+
+    from assistant.advisor import Advisor
+    from assistant.threads.sqlite_store import SqliteThreadStore
+
+    key = "sk-proj-4f9Qz1xLmN8pR2sT6uV0wY3a"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+
+    class EchoKey(FakeMessagesListChatModel):
+        def bind_tools(self, tools, **kw):
+            return self
+
+        def _generate(self, *a, **kw):
+            raise RuntimeError(f"401 Unauthorized: Incorrect API key provided: {key}. Authorization: Bearer {key}")
+
+    adv = Advisor(store=SqliteThreadStore(str(tmp_path / "c.sqlite")), chat_model=EchoKey(responses=[]))
+    ans = adv.ask("Cheapest H100 per hour?")
+    dumped = ans.model_dump_json()
+    assert key not in dumped and "sk-proj-" not in dumped
+    assert ans.backend.startswith("router (fallback: RuntimeError: 401 Unauthorized") and "[redacted]" in ans.backend
+
+
+@pytest.mark.parametrize("text, secret", [
+    pytest.param("Incorrect API key provided: sk-ant-api03-AbCdEf123456", "sk-ant-api03-AbCdEf123456", id="anthropic"),
+    pytest.param("token xoxb-1234-5678-abcdefgh rejected", "xoxb-1234-5678-abcdefgh", id="slack-token"),
+    pytest.param("GET https://x?api_key=abc123def456 failed", "abc123def456", id="query-key"),
+    pytest.param("could not connect to postgresql://app:pa55w0rd@db:5432/x", "pa55w0rd", id="url-password"),
+    pytest.param("header Authorization: Bearer eyJhbGciOi.eyJzdWIi.sig123", "eyJhbGciOi", id="bearer"),
+])
+def test_scrub_secrets_shapes(text, secret):
+    from assistant.web_security import scrub_secrets
+
+    out = scrub_secrets(text)
+    assert secret not in out and "[redacted]" in out
+
+
+def test_api_ask_cannot_reach_a_slack_thread(app_url, monkeypatch):
+    """Issue 19: /api/ask accepted slack:TEAM:CHANNEL:TS and continued a Slack DM. Owners differ now."""
+    import app
+
+    monkeypatch.setattr(app._LIMIT, "per_min", 0)
+    adv = app._advisor()
+    tid = "slack:T0SECRET:D0DM:1700000000.000100"
+    adv.ask("Can I run Llama-3-8B in FP16 on a 24 GB GPU with 8k context?", thread_id=tid, owner="slack:T0SECRET:D0DM")
+    assert httpx.get(app_url + f"api/threads/{tid}", timeout=10).status_code == 404
+    r = httpx.post(app_url + "api/ask", json={"question": "What if I use 32k context instead?", "thread_id": tid},
+                   timeout=60)
+    assert r.status_code == 200
+    assert not [c for c in r.json()["tool_calls"] if c["args"].get("model") == "llama-3-8b"]  # nothing was read
+    assert adv.store.load("slack:T0SECRET:D0DM", tid).turn_count == 1  # and nothing was written there
+    mine = httpx.get(app_url + f"api/threads/{tid}", timeout=10).json()  # the web caller's own thread of that name
+    assert [t["question"] for t in mine["turns"]] == ["What if I use 32k context instead?"]
+
+
+def test_thread_history_for_its_owner(app_url, monkeypatch):
+    import app
+
+    monkeypatch.setattr(app._LIMIT, "per_min", 0)
+    first = httpx.post(app_url + "api/ask", json={"question": "Cheapest L4 per hour?"}, timeout=60).json()
+    tid = first["thread_id"]
+    assert len(tid) == 32  # a new id: 128 random bits
+    httpx.post(app_url + "api/ask", json={"question": "and on spot?", "thread_id": tid}, timeout=60)
+    d = httpx.get(app_url + f"api/threads/{tid}", timeout=10).json()
+    assert d["thread_id"] == tid and [t["question"] for t in d["turns"]] == ["Cheapest L4 per hour?", "and on spot?"]
+    assert d["turns"][0]["answer"] == first["answer"] and set(d["turns"][0]) == {"question", "answer", "at"}
+    assert httpx.get(app_url + "api/threads/no-such-thread", timeout=10).status_code == 404
