@@ -90,6 +90,12 @@ SOLVED = {
                                   "grad_checkpointing": True}, "memory_gb": 50.8,
                        "findings": [{"code": "default_applied", "params": {"field": "double_quant", "value": True}}],
                        "details": {"required_gib": 47.3, "gpus": [{"name": "L40S"}, {"name": "A100 80GB PCIe"}]}},
+    "best_gpu_by_cost": {"unknown": "best_gpu_by_cost", "value": 0.0451, "unit": "usd_per_million_tokens",
+                         "solved": True, "limited_by": "cost", "memory_gb": 4.99, "gpu_memory_gb": 12.8, "findings": [],
+                         "config": {"gpu": "RTX 5070", "gpu_count": 4, "price_usd_per_hour": 0.37,
+                                    "offer": {"provider": "vast", "instance_type": "4x-RTX_5070"}},
+                         "details": {"runners_up": [{"gpu": "RTX 3060", "gpu_count": 4, "price_usd_per_hour": 0.21,
+                                                     "offer": {"provider": "vast"}, "value": 0.0474}]}},
     "min_gpu_count": {"unknown": "min_gpu_count", "value": None, "unit": "GPUs", "solved": False,
                       "limited_by": "optimizer",
                       "config": {"method": "full", "gpus": 8,
@@ -105,9 +111,14 @@ def _queries() -> dict[str, tuple[dict, list[tuple[str, dict, dict]]]]:
     out["way-forward"] = ({"intents": ["fit"], "model": "llama-3.1-8b", "gpus": ["RTX 3060"]},
                           [("vram_calculator", {}, vram(fits=False, mem=12.88)), ("way_forward", {}, LEVERS)])
     for unknown, r in SOLVED.items():
+        solve_for = "cheapest_gpu" if unknown == "best_gpu_by_cost" else unknown
         out[f"solve-{unknown}"] = ({"intents": ["fit"], "model": "llama-3.1-70b", "gpus": ["RTX 3060"],
-                                    "solve_for": unknown},
+                                    "solve_for": solve_for},
                                    [(f"solve_{unknown}", {"gpu": "RTX 3060"}, r)])
+    slow = dict(LEVERS, problem="too_slow", baseline=dict(LEVERS["baseline"], tokens_per_s_per_user=12.5),
+                levers=[dict(LEVERS["levers"][0], tokens_per_s_per_user=31.0)])
+    out["way-forward-slow"] = ({"intents": ["speed"], "model": "llama-3.1-8b", "gpus": ["RTX 3060"],
+                                "min_tokens_per_s": 30}, [("way_forward", {}, slow)])
     out["egress"] = ({"intents": ["cost"], "gpus": ["H100"], "egress_gb": 500, "storage_gb": 200},
                      [("cost_estimator", {}, job_cost(findings=[
                          {"code": "egress_rate_unknown", "params": {"egress_gb": 500, "provider": "hyperbolic"}},
