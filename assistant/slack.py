@@ -384,8 +384,9 @@ def build_http_app(app: App) -> Any:
             rejected("body over the size limit", MAX_BODY_BYTES, client)
             return JSONResponse({"error": "request too large"}, status_code=413)
         verifier = _VERIFIERS.get(app)
-        if verifier is not None and not verifier.is_valid(body, req.headers.get("x-slack-request-timestamp", ""),
-                                                         req.headers.get("x-slack-signature", "")):
+        stamp = req.headers.get("x-slack-request-timestamp", "")
+        if verifier is not None and not (stamp.isdigit() and verifier.is_valid(body, stamp,
+                                                                               req.headers.get("x-slack-signature", ""))):
             rejected("bad, missing or expired signature", len(body), client)  # Bolt would log the body
             return JSONResponse({"error": "invalid request"}, status_code=401)
         # dispatch blocks until the listener has called ack(): keep it off the event loop

@@ -36,17 +36,15 @@ bdi.ga-ltr { font-family: var(--font, ui-sans-serif, system-ui, sans-serif); uni
 .ga-nw { white-space: nowrap; }
 /* the answer */
 .ga-answer { max-width: 100%; overflow-wrap: break-word; scroll-margin-top: 12px; }
-.ga-card { border: 1px solid var(--border-color-primary); border-left: 5px solid #6b7280; border-radius: 10px;
-  padding: 10px 14px; margin: 2px 0 10px; background: var(--background-fill-secondary); }
-.ga-card[dir="rtl"] { border-left-width: 1px; border-right: 5px solid #6b7280; }
+.ga-card { border: 1px solid var(--border-color-primary); border-inline-start: 5px solid var(--ga-v, #6b7280);
+  border-radius: 10px; padding: 10px 14px; margin: 2px 0 10px; background: var(--background-fill-secondary); }
 .ga-card .ga-headline p { margin: 4px 0; font-size: 17px; }
 .ga-verdict { display: inline-block; font-weight: 700; font-size: 13px; letter-spacing: .02em; padding: 1px 10px;
-  border-radius: 999px; background: #e5e7eb; color: #111827; }
-.ga-v-yes { border-left-color: #16a34a; border-right-color: #16a34a; } .ga-v-yes .ga-verdict { background: #dcfce7; color: #14532d; }
-.ga-v-no { border-left-color: #dc2626; border-right-color: #dc2626; } .ga-v-no .ga-verdict { background: #fee2e2; color: #7f1d1d; }
-.ga-v-partly { border-left-color: #d97706; border-right-color: #d97706; } .ga-v-partly .ga-verdict { background: #fef3c7; color: #78350f; }
-.ga-v-ask .ga-verdict { background: #dbeafe; color: #1e3a8a; }
-.ga-v-error .ga-verdict { background: #fee2e2; color: #7f1d1d; }
+  border-radius: 999px; background: var(--ga-vbg, #e5e7eb); color: var(--ga-vfg, #111827); }
+.ga-v-yes { --ga-v: #16a34a; --ga-vbg: #dcfce7; --ga-vfg: #14532d; }
+.ga-v-no, .ga-v-error { --ga-v: #dc2626; --ga-vbg: #fee2e2; --ga-vfg: #7f1d1d; }
+.ga-v-partly { --ga-v: #d97706; --ga-vbg: #fef3c7; --ga-vfg: #78350f; }
+.ga-v-ask { --ga-v: #2563eb; --ga-vbg: #dbeafe; --ga-vfg: #1e3a8a; }
 .ga-sub, .ga-notes-h { font-weight: 600; margin: 12px 0 4px; }
 #chat .ga-kn, .ga-kn { border-collapse: collapse; font-size: 15px; border: none; margin: 0; width: auto; }
 #chat .ga-kn th, #chat .ga-kn td { border: none; border-bottom: 1px solid var(--border-color-primary);

@@ -86,7 +86,9 @@ def markdown_html(md: str, rtl: bool = False) -> str:
     out = MarkdownIt("commonmark", {"html": rtl, "breaks": True}).enable("table").render(md)
     if rtl:
         out = re.sub(r"<(p|li|ul|ol|blockquote|h[1-6])>", r'<\1 dir="rtl">', out)
-    return out
+    # tables scroll inside their own box on a phone, as the typed answer's tables do
+    return out.replace("<table>", '<div class="ga-table-wrap"><table class="ga-table">').replace(
+        "</table>", "</table></div>")
 
 
 def _isolate_md_line(line: str) -> str:
@@ -241,11 +243,16 @@ def restored_html(answer_text: str) -> str:
     """A stored turn's answer after a reload (only its text was kept): the first paragraph as the card."""
     rtl = ui_data.is_rtl_text(answer_text)
     lang = "ur" if rtl else "en"
-    head, rest = _split_head(answer_text or "")
-    parts = [_card("info", lang, markdown_html(head, rtl))]
+    text = (answer_text or "").strip()
+    lead = ""
+    m = re.match(r"^(_[^\n]+_)\n\n", text)  # the "Understood: ..." line renderers put first, in italics
+    if m:
+        lead, text = f'<div class="ga-understood"{_dir(rtl)}>{markdown_html(m.group(1), rtl)}</div>', text[m.end():]
+    head, rest = _split_head(text)
+    parts = [lead, _card("info", lang, markdown_html(head, rtl))]
     if rest:
         parts.append(f'<div class="ga-body"{_dir(rtl)}>{markdown_html(rest, rtl)}</div>')
-    return '<div class="ga-answer">' + "".join(parts) + "</div>"
+    return '<div class="ga-answer">' + "".join(p for p in parts if p) + "</div>"
 
 
 # ---------------------------------------------------------------- typed sections

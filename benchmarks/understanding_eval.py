@@ -6,7 +6,10 @@ A question is *fully right* when the right tools run, every stated fact reaches 
 right value, the answer language is right, an unknown name is asked back, and no GPU or model was
 invented. Argument accuracy = stated facts right / stated facts.
 
-    python -m benchmarks.understanding_eval tests/data/eval/batch1.jsonl [--engine old|new] [--show-failures]
+    python -m benchmarks.understanding_eval tests/data/eval/batch1.jsonl [--show-failures]
+
+The first-seen scores of the rule-based engine that came before the typed Query (assistant/nlu.py
+at commit 967e2fe, scored through an adapter onto these keys) were 23, 21 and 16 of 110.
 """
 
 from __future__ import annotations
@@ -124,29 +127,6 @@ def understand_new(turns: list[str]) -> dict:
     return d
 
 
-def understand_old(turns: list[str]) -> dict:
-    """The engine before the typed Query (assistant/nlu.py), mapped onto the same keys."""
-    from assistant.nlu import parse_dialogue
-    p = parse_dialogue(turns)
-    s = p.slots
-    d: dict[str, Any] = {"intents": [p.intent], "answer_lang": "ur" if p.lang == "ur" else "en",
-                         "model": s.model, "model_unknown": s.model_unknown, "params_b": s.params_b,
-                         "method": None if s.method == "finetune" else s.method, "precision": s.precision,
-                         "optimizer": s.optimizer, "gpus": s.gpus, "gpu_unknown": s.gpu_unknown,
-                         "gpu_count": s.gpu_count, "gpu_memory_gb": s.gpu_memory_gb,
-                         "context_tokens": s.context or s.seq_len, "batch": s.batch, "concurrent_users": s.batch,
-                         "examples": s.examples, "tokens_per_example": s.tokens_per_example,
-                         "dataset_tokens": s.dataset_tokens, "epochs": s.epochs, "budget_usd_total": s.budget_usd,
-                         "duration_hours": s.duration_h, "spot": s.spot, "engine": s.engine,
-                         "providers": [s.provider] if s.provider else [], "regions": [s.region] if s.region else [],
-                         "prompt_tokens": s.prompt_tokens, "min_tokens_per_s": s.min_tokens_per_s,
-                         "solve_for": "min_gpu_memory" if s.smallest else None}
-    if p.intent == "compare":
-        d["intents"] = ["compare", "speed"]
-    d["ask_back"] = bool(s.model_unknown or s.gpu_unknown) and not s.params_b
-    return d
-
-
 def evaluate(path: Path, understand: Callable[[list[str]], dict]) -> tuple[dict, list[dict]]:
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     results = []
@@ -172,14 +152,13 @@ def evaluate(path: Path, understand: Callable[[list[str]], dict]) -> tuple[dict,
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("batches", nargs="+", type=Path)
-    ap.add_argument("--engine", choices=("old", "new"), default="new")
     ap.add_argument("--show-failures", action="store_true")
     a = ap.parse_args(argv)
-    fn = understand_new if a.engine == "new" else understand_old
+    fn = understand_new
     for path in a.batches:
         summary, results = evaluate(path, fn)
         pct = 100 * summary["facts_right"] / max(1, summary["facts_total"])
-        print(f"{path.name} [{a.engine}]: fully right {summary['fully_right']}/{summary['n']}; "
+        print(f"{path.name} : fully right {summary['fully_right']}/{summary['n']}; "
               f"tools {summary['tools_right']}; facts {summary['facts_right']}/{summary['facts_total']} ({pct:.1f} %); "
               f"solve_for {summary['solve_right']}; language {summary['lang_right']}; ask-back {summary['ask_right']}; "
               f"by language {summary['by_lang']}")

@@ -291,7 +291,8 @@ def _recommend_args(q: Query) -> dict[str, Any]:
         if q.budget_usd_total:
             a["budget_usd"] = q.budget_usd_total
     else:
-        a |= {"workload": "serve", "context_tokens": _context(q), "concurrent_users": q.concurrent_users or q.batch or 1}
+        # no load given: the recommender prices at the throughput-optimal batch and at batch 1, both labelled
+        a |= {"workload": "serve", "context_tokens": _context(q), "concurrent_users": q.concurrent_users or q.batch}
         if q.precision:
             a["precisions"] = [q.precision]
         if q.min_tokens_per_s:

@@ -325,7 +325,9 @@ def finalize(q: Query, keep_intents: list[str] | None = None) -> Query:
     `keep_intents`: a follow-up whose words ask for nothing new keeps the thread's intents."""
     t = normalise(q.text)
     _intents(t, q)
-    if keep_intents and not q.intent_cued:
+    budget_only = set(q.intents) <= {"cost", "prices", "recommend"} and bool(q.budget_usd_total or q.budget_usd_per_hour) \
+        and "recommend" in (keep_intents or [])
+    if keep_intents and (not q.intent_cued or budget_only):  # "and if the budget is $300?" keeps the recommendation
         q.intents = list(keep_intents)
         _implied(q, q.intents, _cue("intent_cues", t), t)
     _default_method(q)
@@ -367,7 +369,7 @@ def _intents(t: str, q: Query) -> None:  # noqa: C901 - evidence rules, each one
             if x not in intents:
                 intents.append(x)
 
-    if "help" in cues and not has_model and not has_gpu and words <= 8:
+    if "help" in cues and not has_model and not has_gpu and words <= 12:
         q.intents, q.intent_cued = ["help"], True
         return
     explicit = cues & {"speed", "train_time", "cost", "prices", "recommend", "fit"}
@@ -406,7 +408,7 @@ def _intents(t: str, q: Query) -> None:  # noqa: C901 - evidence rules, each one
     if has_model and ("fit" in cues or q.gpu_memory_gb or (has_gpu and not intents) or
                       (not intents and (q.method or q.context_tokens or q.batch or q.precision))):
         add("fit")
-    if ("compare" in cues or len(q.providers) >= 2) and comparing and not (cues & {"guide"} and not explicit and not has_model):
+    if ("compare" in cues or len(q.providers) >= 2) and comparing:
         add("compare")
         if not (set(intents) - {"compare"}):
             add("speed" if has_model else "prices")

@@ -176,6 +176,8 @@ def test_english_answer_first_and_restored_after_reload(served_app, browser, siz
     page.wait_for_function("() => document.querySelectorAll('#chat .ga-answer').length >= 2", timeout=20_000)
     chat = page.locator("#chat").inner_text()
     assert FIT_Q in chat and PRICE_Q in chat  # the previous turns are back on screen
+    widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+    assert widths[0] <= widths[1], f"{size} restored: the page overflows sideways {widths}"
     assert not errors, errors
     with capsys.disabled():
         print(f"\n[app {size}] Enter -> answer on screen {first_s:.2f} s; page served {served_app[1]:.2f} s "
@@ -188,7 +190,9 @@ def test_urdu_font_direction_and_latin_first_lines(served_app, browser, size):
     url, _ = served_app
     page, errors = _open(browser, url, size)
     before = _answers(page)
-    page.get_by_text(URDU_CHIP[:12]).first.click()  # the example chip
+    chip = page.locator("#chat button.example", has_text=URDU_CHIP[:12]).first
+    assert chip.get_attribute("dir") == "auto" and chip.evaluate("e => getComputedStyle(e).direction") == "rtl"
+    chip.click()
     _wait_new_answer(page, before)
     _assert_reader_view(page, f"{size} urdu")
     _shot(page, f"{size}-ur")

@@ -6,7 +6,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from assistant.advisor import Advisor
-from assistant.nlu import parse
+import math
+
+from assistant.engine.query import INTENTS
+from assistant.engine.understand import understand
 
 _ADV = Advisor(checkpoint_path=tempfile.mkdtemp() + "/fuzz.sqlite")
 WORDS = ["VRAM", "H100", "4090", "QLoRA", "lora", "70B", "13b", "8k", "32k context", "spot", "$100", "per-second",
@@ -25,7 +28,18 @@ def test_router_always_answers(text):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(max_size=500))
-def test_parser_never_raises(text):
-    p = parse(text)
-    assert p.intent
+@given(st.one_of(st.text(max_size=500), mixed))
+def test_understanding_is_always_a_valid_query(text):
+    """Any text gives a Query: known intents, finite numbers, a language, and every number it did
+    not use listed (nothing dropped silently)."""
+    q = understand(text)
+    assert q.intents and set(q.intents) <= set(INTENTS)
+    assert q.answer_lang in ("en", "ur") and q.lang in ("en", "ur", "roman-ur")
+    for k, v in q.facts().items():
+        if isinstance(v, float):
+            assert math.isfinite(v), (k, v)
+    from assistant.engine.numbers import find_numbers
+    from assistant.engine.understand import normalise
+
+    written = {n.text for n in find_numbers(normalise(text))}
+    assert set(q.not_used) <= written and set(q.number_uses) <= written

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import socket
 import threading
 import time
@@ -173,3 +174,26 @@ def test_front_end_imports_only_the_api():
     # `from assistant import api`, plus the owner naming of threads and the limits shared through Redis
     assert project == {"assistant", "assistant.slack_blocks", "assistant.threads", "assistant.shared_limits"}
     assert "from assistant import api" in src
+
+
+def test_rejected_requests_are_logged_bounded_and_without_their_body(make_app, caplog):
+    """Issue 19: a 20 MB unsigned POST added 20 MB to the log. Now one short line, no body, no flood."""
+    from starlette.testclient import TestClient
+
+    from assistant import slack
+    from tests.slack.mock_slack import RecordingAdvisor
+
+    rec = RecordingAdvisor()
+    http = TestClient(slack.build_http_app(make_app(rec)))
+    marker = "BODY-MARKER-" + "x" * 20_000
+    caplog.set_level(logging.INFO)
+    for _ in range(5):
+        r = http.post("/slack/events", content=marker.encode(), headers={"content-type": "application/json"})
+        assert r.status_code == 401
+    big = http.post("/slack/events", content=b"y" * (slack.MAX_BODY_BYTES + 1))
+    assert big.status_code == 413
+    lines = [r.getMessage() for r in caplog.records]
+    assert not any("BODY-MARKER" in ln or "yyyy" in ln for ln in lines)
+    rejected = [ln for ln in lines if "rejected a Slack request" in ln]
+    assert len(rejected) == 1 and len(rejected[0]) < 200  # the rest are counted into the next line
+    assert rec.asked == []
