@@ -13,6 +13,24 @@ Configurations (app.py's ASK_CONCURRENCY, QUEUE_STATUS_RATE_S, DEFAULT_CONCURREN
                    per-request `import matplotlib` left to scan sys.path (app.py's stub undone)
   shipped          /ask unlimited, status every 5 s, default limit 4, the stub (what app.py ships)
   one-worker, two-workers, eight-workers   /ask limited to 1, 2 (a worker per core) or 8, status every 5 s
+
+Measured 2026-12-01 on the shared 2-core build machine (server and clients on the same 2 cores, other
+jobs running, so compare rows of one run only), 20 clients x 25 questions, 500 requests, 0 errors:
+
+  configuration    endpoint                      p50     p95    CPU ms/request (server, clients)
+  gradio-defaults  POST /api/ask                 0.32 s  0.68 s    8, 2
+  gradio-defaults  Gradio /ask, HTTP call API    1.78 s  4.78 s   25, 3
+  gradio-defaults  Gradio /ask, gradio_client    1.56 s  2.68 s   15, 48
+  shipped          POST /api/ask                 0.30 s  1.07 s    8, 2
+  shipped          Gradio /ask, HTTP call API    0.69 s  1.59 s   22, 3
+  shipped          Gradio /ask, gradio_client    1.60 s  2.86 s   15, 51
+
+The shipped settings cut the queued /ask's p50 2.6x and p95 3x for HTTP clients. p95 <= 1 s is not
+reached on these 2 shared cores: Gradio still costs 2-3x /api/ask's server CPU per request (a session
+with the whole UI's config for each new caller, the event stream), and gradio_client itself spends
+~50 ms CPU per call, which on the same 2 cores is most of the gap (py-spy profile of the server:
+after the matplotlib stub, the advisor's own turn and SQLite writes lead). Scripts and load should
+use POST /api/ask (same JSON, no queue).
 """
 
 from __future__ import annotations
