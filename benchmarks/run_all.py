@@ -135,6 +135,7 @@ def main() -> int:
     rows += load()
     rows += accuracy()
     rows += __import__("benchmarks.image_accuracy", fromlist=["run_all_rows"]).run_all_rows()
+    rows += __import__("benchmarks.thread_storage", fromlist=["run_all_rows"]).run_all_rows(advisor=not a.quick)
     w = max(len(r[0]) for r in rows)
     print(f"{'benchmark':{w}}  result")
     print(f"{'-' * w}  {'-' * 50}")

@@ -53,6 +53,10 @@ class SqliteThreadStore(SqlThreadStore):
         conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # only takes effect on a new file: purges give space back
         if self.path != ":memory:":
             conn.execute("PRAGMA journal_mode = WAL")  # readers never wait for the writer
+            # the WAL is checkpointed every 256 pages (1 MiB) and cut back to 1 MiB after, instead of the
+            # default 1000 pages kept forever: a few MB of log would dwarf a store this size
+            conn.execute("PRAGMA wal_autocheckpoint = 256")
+            conn.execute("PRAGMA journal_size_limit = 1048576")
         conn.execute("PRAGMA synchronous = NORMAL")  # durable at checkpoints; a crash loses no committed turn in WAL
         conn.executescript(SCHEMA)
         conn.execute("SELECT count(*) FROM gpa_threads").fetchone()

@@ -119,3 +119,21 @@ def test_state_is_json_round_tripped(make_store):
     state = {"query": {"model": "llama-3.1-70b", "context_tokens": 32768, "gpus": [1, 2]}, "lang": "ur"}
     s.append_turn(ALICE, "t", "q", "a", state)
     assert s.load(ALICE, "t").state == json.loads(json.dumps(state))
+
+
+def test_a_100_turn_thread_of_the_longest_questions_stays_under_5_mb_on_disk(tmp_path):
+    """Issue 19: 100 follow-ups wrote 252 MB with the checkpointer. Worst case here: 100 questions at the
+    4,000-character limit with 8,000-character answers, default limits (50 turns, 1 MiB per thread)."""
+    import os
+
+    from assistant.settings import StoreSettings
+    from assistant.threads.sqlite_store import SqliteThreadStore
+
+    path = tmp_path / "conversations.sqlite"
+    s = SqliteThreadStore(str(path), StoreSettings())
+    for i in range(100):
+        rec = s.append_turn(ALICE, "long", f"{i:04d}" + "q" * 3996, "a" * 8000, {"query": {"turn": i}})
+    # 50 kept turns x (4,000 + 8,000 + 25) bytes = 601,250 bytes + the state, under the 1 MiB cap
+    assert rec.turn_count == 100 and len(rec.turns) == 50 and rec.size_bytes == 601_250 + len('{"query":{"turn":99}}')
+    on_disk = sum(os.path.getsize(f"{path}{suffix}") for suffix in ("", "-wal") if os.path.exists(f"{path}{suffix}"))
+    assert on_disk <= 5_000_000, on_disk
