@@ -214,8 +214,9 @@ def _rest_answer(body: dict[str, Any], owner: str) -> JSONResponse:
         q = ui_data.check_question(body.get("question"))
         tid = ui_data.check_thread_id(body.get("thread_id"))
         ans = _advisor().ask(q, thread_id=tid, owner=owner)
-    except (AdvisorError, ui_data.BadInput) as exc:
-        return JSONResponse({"error": str(exc)}, status_code=400)
+    except (AdvisorError, ui_data.BadInput) as exc:  # the team database down is ours, not the caller's
+        status = 503 if type(exc).__name__ == "StoreUnavailable" else 400
+        return JSONResponse({"error": str(exc)}, status_code=status)
     except Exception:
         log.exception("unexpected error")
         return JSONResponse({"error": "Something went wrong on our side (details are in the server log)."},

@@ -310,3 +310,15 @@ def test_thread_history_for_its_owner(app_url, monkeypatch):
     assert d["thread_id"] == tid and [t["question"] for t in d["turns"]] == ["Cheapest L4 per hour?", "and on spot?"]
     assert d["turns"][0]["answer"] == first["answer"] and set(d["turns"][0]) == {"question", "answer", "at"}
     assert httpx.get(app_url + "api/threads/no-such-thread", timeout=10).status_code == 404
+
+
+def test_team_database_down_is_a_503_with_the_fix(tmp_path, monkeypatch):
+    import json
+
+    import app
+
+    monkeypatch.setenv("GPU_ADVISOR_HOME", str(tmp_path))  # a fresh advisor for this data directory
+    monkeypatch.setenv("GPU_ADVISOR_DATABASE_URL", "postgresql://gpa:pw-not-shown@127.0.0.1:1/gpa")
+    r = app._rest_answer({"question": "Cheapest L4?"}, "web:anonymous")
+    body = json.loads(r.body)
+    assert r.status_code == 503 and "GPU_ADVISOR_DATABASE_URL" in body["error"] and "pw-not-shown" not in body["error"]
