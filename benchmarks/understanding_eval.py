@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any, Callable
@@ -54,11 +55,21 @@ def _gpu_name(name: str) -> str:
 
 
 def _gpu_family(name: str) -> str:
-    try:
-        g = resolve_gpu(name).gpu
-        return g.family or g.name
-    except AdvisorError:
-        return str(name).strip().lower()
+    for candidate in (name, re.sub(r"\s*\d+\s*gb\b", "", str(name), flags=re.I)):
+        try:
+            g = resolve_gpu(candidate).gpu
+            return g.family or g.name
+        except AdvisorError:
+            continue
+    return str(name).strip().lower()
+
+
+def _region(x: str) -> str:
+    """A region as the engine's lexicon names it ("EU" and "Europe" are one region)."""
+    from assistant.engine.names import find_concepts
+
+    spans = find_concepts(f" in {str(x).lower()} ", "regions")
+    return spans[0].value if spans else str(x).lower()
 
 
 def fact_ok(key: str, want: Any, got: Any) -> bool:
@@ -80,7 +91,9 @@ def fact_ok(key: str, want: Any, got: Any) -> bool:
         return w == g
     if key == "gpu_unknown":
         return bool(got) and len(got) >= len(want)
-    if key in ("providers", "regions"):
+    if key == "regions":
+        return sorted(_region(x) for x in want) == sorted(_region(x) for x in (got or []))
+    if key == "providers":
         return sorted(str(x).lower() for x in want) == sorted(str(x).lower() for x in (got or []))
     if key == "precision":
         # same bytes per weight: a question about 16-bit weights is answered the same for fp16 and bf16
@@ -123,7 +136,11 @@ def understand_new(turns: list[str]) -> dict:
     from assistant.engine.understand import understand_dialogue
     q = understand_dialogue(turns)
     d = q.facts() | {"intents": list(q.intents), "answer_lang": q.answer_lang, "solve_for": q.solve_for}
-    d["ask_back"] = bool(q.model_unknown or q.gpu_unknown) and not q.params_b
+    # asked back: an unknown name, or a computing question with no model at all (compose asks which)
+    computing = set(q.intents) & {"fit", "speed", "train_time", "cost", "recommend"}
+    d["ask_back"] = bool(q.model_unknown or q.gpu_unknown) and not q.params_b or \
+        bool(computing and not q.has_model and not q.gpus and not q.billing and not q.egress_gb and not q.storage_gb
+             and not q.gpu_memory_gb and set(q.intents) <= {"fit", "speed", "train_time", "cost", "recommend", "guide"})
     return d
 
 

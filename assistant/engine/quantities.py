@@ -52,8 +52,10 @@ _CONTEXT_NEAR = re.compile(r"context|ctx|window|seq(?:uence)?[ _-]?len|max[ _-]?
 _PROMPT_NEAR = re.compile(r"prompt|input|\bin\b|پرامپٹ|ان پٹ")
 _OUTPUT_NEAR = re.compile(r"output|generat|response|completion|new tokens|answer|\bout\b|آؤٹ پٹ|جواب")
 _MEMORY_NEAR = re.compile(r"card|gpu|vram|class|wala|wali|wale|memory|version|variant|والا|والی|والے|کارڈ|جی پی یو|میموری")
-_EGRESS_NEAR = re.compile(r"egress|out of|outbound|transfer|download|serv(?:e|ing) out|send|move|bahar|باہر|ایگریس")
-_STORAGE_NEAR = re.compile(r"storage|disk|ssd|nvme|volume|store|checkpoints?|persist|bucket|s3|اسٹوریج|سٹوریج")
+_EGRESS_NEAR = re.compile(r"egress|out of|\bout\b(?! of memory)|outbound|transfer|download|pull(?:ing)? (?:it )?down|"
+                          r"serv(?:e|ing) out|send|move|bahar|باہر|ایگریس")
+_STORAGE_NEAR = re.compile(r"storage|disk|ssd|nvme|volume|store|checkpoints?|persist|bucket|s3|file ?system|"
+                           r"اسٹوریج|سٹوریج|فائل سسٹم|رکھ")
 _TIME_UNITS = (("minutes", 1 / 60), ("hours", 1.0), ("days", 24.0), ("weeks", 168.0), ("months", 730.0),
                ("years", 8760.0), ("seconds", 1 / 3600))
 
@@ -135,6 +137,15 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
         return ("examples", v)  # "5,000 prompts": how many, not how long
     if _starts(_unit("prompt"), right) and n.value >= 16:
         return ("prompt_tokens", _ctx(n))
+    if re.match(r"\s*(?:images?|pics?|تصاویر|تصویریں)\s*(?:ka|کا|in a|per)?\s*(?:batch|بیچ)", right):
+        return ("batch", v)  # "4 images ka batch"
+    one_word = re.match(r"\s*(?:internal|active|daily|total|concurrent|parallel|simultaneous|real|paying|"
+                        r"training|labelled|labeled|unique|different|separate|generated|product|new)\s+", right)
+    if one_word:  # "10 internal users", "5k labelled examples"
+        rest = right[one_word.end() - 1:]
+        for unit, role in (("users", "concurrent_users"), ("examples", "examples"), ("images", "images")):
+            if _starts(_unit(unit), rest):
+                return (role, v)
     if _starts(_unit("examples"), right):
         return ("examples", v)
     if _starts(_unit("epochs"), right) or re.search(r"epochs?\s*(?:=|:|of)?\s*$", left):
@@ -179,6 +190,11 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
             return ("context_tokens", _ctx(n))
     if re.search(r"(?:users?|requests?|concurrency|concurrent)\s*(?:of|=|:)?\s*$", left):
         return ("concurrent_users", v)
+    if v >= 2 and re.search(r"(?:need|want|make|generate|produce|create|chahiye|چاہیے|چاہئیں)\s*$", left) and \
+            not rs[:1].isalnum():
+        for unit, role in (("images", "images"), ("examples", "examples")):
+            if _unit(unit).search(text[:n.start]) and role not in r.values:
+                return (role, v)  # "need two thousand" after "SDXL images"
     m = re.search(r"([a-z\u0600-\u06ff]+)\s+from\s+\S+\s+to\s*$", left)
     if m:  # "bump batch from 1 to 32": the new value of the same quantity
         word = m.group(1)
@@ -195,11 +211,17 @@ def _ctx(n: Num) -> float:
 
 
 def _memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans) -> tuple[str, float] | None:
-    for window in (right[:30], left[-30:]):  # the words after the amount first, then before it
-        if _EGRESS_NEAR.search(window):
-            return ("egress_gb", v)
-        if _STORAGE_NEAR.search(window) or re.search(r"dataset|data\b", window[:20]):
-            return ("storage_gb", v)
+    # the words after the amount first ("2 TB storage", "500 GB of checkpoints ... to pull down"), then before it
+    if _STORAGE_NEAR.match(right.lstrip(" .,:-")[:12]):
+        return ("storage_gb", v)
+    if _EGRESS_NEAR.search(right[:60]):
+        return ("egress_gb", v)
+    if _STORAGE_NEAR.search(right[:30]) or re.search(r"dataset|data\b", right[:20]):
+        return ("storage_gb", v)
+    if _EGRESS_NEAR.search(left[-30:]):
+        return ("egress_gb", v)
+    if _STORAGE_NEAR.search(left[-30:]):
+        return ("storage_gb", v)
     if _MEMORY_NEAR.search(right[:25]) or re.search(r"(?:with|of|has|having|got|only|my|a|an|one|single)\s*$", left) \
             or not gpu_spans:
         return ("gpu_memory_gb", v)
@@ -209,11 +231,11 @@ def _memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans) ->
 def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles) -> tuple[str, float]:
     """Tokens of what: the context, a prompt, an output, each example, or the whole dataset."""
     near_r, near_l = right[:25], left[-25:]
-    after_tokens = re.sub(r"^\s*[- ]?(?:tokens?|toks?)\b", "", right)[:16].strip(" -")
+    after_tokens = re.sub(r"^\s*[- ]?(?:tokens?|toks?|ٹوکنز|ٹوکن)(?:\b|(?=\s))", "", right)[:16].strip(" -")
     for pat, role in ((_PROMPT_NEAR, "prompt_tokens"), (_OUTPUT_NEAR, "output_tokens"), (_CONTEXT_NEAR, "context_tokens")):
         if pat.match(after_tokens) or role == "context_tokens" and pat.search(after_tokens[:14]):
             return (role, _ctx(n))  # "2000-token prompts", "300 token answers", "8k tokens context", "ٹوکن کے کانٹیکسٹ"
-    each_word = re.search(r"(?:each|per (?:example|sample|row|conversation|record|item|doc\w*|pair|instruction|entry)|"
+    each_word = re.search(r"(?:each|[x×*]|per (?:example|sample|row|conversation|record|item|doc\w*|pair|instruction|entry)|"
                           r"avg|average|averag\w+|on average|apiece|har|ہر|اوسط)\W+(?:\w+\W+){0,4}$", left[-40:]) or \
         re.match(r"\s*tokens?\s*(?:each|per|apiece|har|ہر)", right)
     each = each_word or (_APPROX.search(left[-12:]) and "examples" in r.values) or _TOKENS_EACH.search(left[-22:])

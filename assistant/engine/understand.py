@@ -100,6 +100,8 @@ def _understand_cached(raw: str) -> Query:
     elif patterns("answer_in_english").search(t):
         q.answer_lang = "en"
     models, unknown_model = find_models(t)
+    if not models and not unknown_model:
+        unknown_model = _named_model(raw, t)
     model = _main_model(t, models)
     pivot = _pivot(t)
     q.other_models = _unique([m.value for m in models if m.value != (model.value if model else None)])
@@ -130,6 +132,23 @@ def _understand_cached(raw: str) -> Query:
     _read_words(t, q)
     finalize(q)
     return q
+
+
+def _named_model(raw: str, t: str) -> Any:
+    """A product-like name the catalog lacks, seen by its capitals as written ("DeepThink-Omega",
+    "Mistral Colossus") after a word that introduces a model."""
+    from assistant.engine.names import Span
+
+    m = re.search(r"(?:\b(?:for|run|serve|of|does|deploy|with|model|called|named|use|host)\s+)"
+                  r"((?:[A-Z][A-Za-z0-9]+)(?:[-_ ][A-Z0-9][A-Za-z0-9]*)+|[A-Z][a-z]+[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)", raw)
+    if not m:
+        return None
+    name = m.group(1)
+    if re.fullmatch(r"(?:[A-Z][a-z]+ )?(?:GPU|GPUs|RTX|GTX|AWS|GCP|Azure|Lambda|RunPod|Vast|NVIDIA|AMD)\b.*", name):
+        return None
+    low = name.lower()
+    i = t.find(low)
+    return Span(max(i, 0), max(i, 0) + len(low), name, name)
 
 
 def _pivot(t: str) -> int | None:
@@ -469,6 +488,11 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
         add("prices")
     if q.billing and "cost" in intents:
         add("guide")
+    if "cost" in intents and training and q.has_model:
+        add("train_time")  # the cost of a run rests on its hours
+    image = bool(q.model) and _is_pipeline(q.model)
+    if image and (q.images or "cost" in cues) and ("recommend" in intents or q.solve_for == "cheapest_gpu"):
+        add("cost")  # the cheapest GPU for a batch of images is judged by the job's total
     if "speed" in intents and q.has_model and q.gpus:
         add("fit")
 
@@ -496,25 +520,34 @@ def _check_ranges(q: Query) -> None:
 
 
 def _is_followup(new: Query, prev: Query) -> bool:
-    """Does this message continue the thread's question (merge) or start a new one?"""
-    if prev.intents and prev.intents[0] in ("help", "out_of_scope") or new.intents == ["out_of_scope"] and new.injection:
+    """Does this message continue the thread's question (merge) or start a new one?
+
+    Decided from the message's own words (its cue words, whether it names a model) and what the
+    thread already holds: a message that asks something needing a model and names none continues
+    the thread; one that names a new model, or asks only about prices or the guides, starts anew."""
+    if new.intents == ["out_of_scope"] and new.injection:
+        return False
+    if prev.intents and prev.intents[0] == "help" or (prev.intents == ["out_of_scope"] and not prev.facts()):
         return False
     t = normalise(new.text)
     if patterns("correction").search(t):
         return True
     cue = patterns("followup").search(t)
-    if (new.model or new.model_unknown) and not cue:
+    if (new.model or new.model_unknown) and not cue and prev.has_model:
         return False
-    if new.params_b and not cue and len(t.split()) > 8:
+    if new.params_b and not cue and len(t.split()) > 8 and not prev.model_unknown:
         return False
     if cue:
         return True
-    if not new.has_model and prev.has_model:
-        own = set(new.intents) - {"compare"}
-        if new.intent_cued and own and own <= {"prices", "guide", "help", "out_of_scope"} and not new.solve_for:
-            return False  # "cheapest H100 per hour?" after a fit question is a new, model-free question
-        if new.solve_for or set(new.facts()) - {"billing"} or own & {"fit", "speed", "train_time", "cost", "recommend"}:
+    cues = _cue("intent_cues", t)
+    needs_model = bool(cues & {"fit", "speed", "train_time", "cost", "recommend"}) or bool(new.solve_for)
+    if not new.has_model and (prev.has_model or prev.facts()):
+        if needs_model or set(new.facts()) - {"billing"}:
             return True  # more facts, or a question, about the same workload
+        if cues & {"prices", "guide"}:
+            return False  # "cheapest H100 per hour?" after a fit question is a new, model-free question
+    if (new.model or new.params_b) and not prev.has_model and prev.facts():
+        return True  # the model arrives after the context ("budget is $30" ... "Qwen 7B with LoRA")
     return len(t.split()) <= 10 and (not new.intents or new.intents[0] != "guide" or not new.intent_cued)
 
 
