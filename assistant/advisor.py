@@ -58,18 +58,18 @@ class Advisor:
         from assistant.backends import make_chat_model, resolve_backend
         from assistant.prompts import SYSTEM_PROMPT
         from assistant.threads import open_store
-        from assistant.tool_registry import TOOLS
 
         self.backend = "custom" if chat_model is not None else resolve_backend(backend)
         # checkpoint_path: a SQLite file for the store (tests, benchmarks); None: the settings decide
         self.store = store if store is not None else open_store(checkpoint_path)
         self.startup_notices: list[str] = list(self.store.notices)
         self._lock = threading.Lock()
-        self._tools = TOOLS
         self.graph = _turn_graph()  # the embedded engine: no checkpointer, the store holds the thread
         self.llm_agent = None
         if self.backend != "router":
             from langchain.agents import create_agent  # ~1 s to import: only when an LLM is configured
+
+            from assistant.tool_registry import TOOLS
 
             model = chat_model if chat_model is not None else make_chat_model(self.backend)
             self.llm_agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT)
@@ -90,14 +90,14 @@ class Advisor:
         The thread's earlier turns are loaded from the store before the turn and the new turn is
         appended after it; another owner's thread id behaves as a new thread."""
         from assistant.threads import ThreadStoreError, local_owner, new_thread_id
-        from assistant.threads.base import check_key
+        from assistant.threads.base import check_key, clean_text
 
         owner = owner or local_owner()
         tid = thread_id or new_thread_id()
         check_key(owner, tid)
         notices: list[str] = list(self.startup_notices)
         self.startup_notices = []
-        q = question if isinstance(question, str) else str(question)
+        q = clean_text(question if isinstance(question, str) else str(question))  # no lone surrogates
         if len(q) > MAX_QUESTION_CHARS:
             notices.append(f"Your message was {len(q):,} characters; I read the first {MAX_QUESTION_CHARS:,}.")
             q = q[:MAX_QUESTION_CHARS]

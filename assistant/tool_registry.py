@@ -17,8 +17,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Literal
 
-from langchain_core.tools import StructuredTool
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from assistant import api
 from tools.errors import AdvisorError
@@ -283,16 +282,31 @@ _SPECS = [
      "to cite. Use for every piece of advice."),
 ]
 
-TOOLS = [StructuredTool.from_function(func=_guarded(fn, name), name=name, description=desc, args_schema=schema)
-         for name, fn, schema, desc in _SPECS]
-TOOL_NAMES = tuple(t.name for t in TOOLS)
-_BY_NAME = {t.name: t for t in TOOLS}
+TOOL_NAMES = tuple(name for name, *_ in _SPECS)
+_BY_NAME = {name: (_guarded(fn, name), schema) for name, fn, schema, _ in _SPECS}
 
 
 def run_tool(name: str, args: dict[str, Any]) -> dict[str, Any]:
-    """Run one registered tool directly (validation included); errors come back as {'error': ...}."""
-    tool = _BY_NAME[name]
+    """Run one registered tool directly: the arguments are validated by its schema (as a LangChain
+    tool would), errors come back as {'error': ...}. No LangChain import on this path (CLI start-up)."""
+    fn, schema = _BY_NAME[name]
     try:
-        return tool.invoke(args)
-    except Exception as exc:  # pydantic validation of the arguments
-        return {"error": f"invalid arguments for {name}: {str(exc).splitlines()[0]}"}
+        parsed = schema.model_validate(args)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first.get("loc", ())) or "arguments"
+        return {"error": f"invalid arguments for {name}: {where}: {first.get('msg', '')}"}
+    return fn(**{k: getattr(parsed, k) for k in args if k in schema.model_fields})
+
+
+def __getattr__(attr: str) -> Any:
+    """TOOLS, the LangChain tools an LLM backend binds (built on first use: importing LangChain's tool
+    layer costs about a second, which the embedded engine never pays)."""
+    if attr == "TOOLS":
+        from langchain_core.tools import StructuredTool
+
+        tools = [StructuredTool.from_function(func=_guarded(fn, name), name=name, description=desc, args_schema=schema)
+                 for name, fn, schema, desc in _SPECS]
+        globals()["TOOLS"] = tools
+        return tools
+    raise AttributeError(attr)
