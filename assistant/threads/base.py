@@ -7,7 +7,7 @@ thread's size grows linearly up to `max_turns` and then stays flat (older turns 
 
 from __future__ import annotations
 
-__all__ = ["MAX_OWNER_CHARS", "MAX_THREAD_ID_CHARS", "StoreFull", "StoreUnavailable", "ThreadRecord", "ThreadStore",
+__all__ = ["MAX_OWNER_CHARS", "MAX_THREAD_ID_CHARS", "InvalidState", "StoreFull", "StoreUnavailable", "ThreadRecord", "ThreadStore",
            "ThreadStoreError", "ThreadSummary", "ThreadTooLarge", "Turn", "check_key", "plan_append", "turn_bytes"]
 
 import json
@@ -32,6 +32,10 @@ class ThreadStoreError(AdvisorError):
 
 class StoreUnavailable(ThreadStoreError):
     """The store cannot be reached or written (locked, damaged, disk full, database down)."""
+
+
+class InvalidState(ThreadStoreError, ValueError):
+    """The engine handed over a state that JSON cannot hold."""
 
 
 class ThreadTooLarge(ThreadStoreError):
@@ -135,13 +139,16 @@ def turn_bytes(question: str, answer: str, at: str) -> int:
 
 
 def state_json(state: dict[str, Any]) -> str:
-    """The state as compact JSON (raises InvalidInput for what JSON cannot hold, e.g. a lone surrogate)."""
+    """The state as compact JSON; a lone surrogate in it becomes U+FFFD.
+
+    Raises:
+        InvalidState: what JSON cannot hold (NaN, infinity, objects that are not JSON types).
+    """
     try:
         text = json.dumps(state or {}, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        text.encode("utf-8")
-    except (TypeError, ValueError, UnicodeEncodeError) as exc:
-        raise InvalidInput("thread state", type(state).__name__, f"JSON-serialisable data ({exc})") from None
-    return text
+    except (TypeError, ValueError) as exc:
+        raise InvalidState(f"The thread state could not be saved as JSON ({exc}); this turn was not saved.") from None
+    return clean_text(text)
 
 
 def clean_text(text: str) -> str:

@@ -8,7 +8,7 @@ import pytest
 
 from assistant.settings import StoreSettings
 from assistant.threads import StoreFull, ThreadTooLarge, new_thread_id
-from assistant.threads.base import turn_bytes
+from assistant.threads.base import InvalidState, turn_bytes
 from tools.errors import InvalidInput
 
 ALICE, BOB = "user:alice", "user:bob"
@@ -104,9 +104,10 @@ def test_text_json_cannot_hold(make_store):
     s = make_store()
     rec = s.append_turn(ALICE, "t", "bad \ud800 surrogate", "ok", {})
     assert rec.turns[0].question == "bad \ufffd surrogate"
-    with pytest.raises(InvalidInput, match="thread state"):
+    with pytest.raises(InvalidState, match="thread state could not be saved"):
         s.append_turn(ALICE, "t", "q", "a", {"x": float("nan")})
-    assert s.load(ALICE, "t").turn_count == 1
+    rec = s.append_turn(ALICE, "t", "q", "a", {"text": "lone \udc80 in the state"})
+    assert rec.state == {"text": "lone \ufffd in the state"} and rec.turn_count == 2
 
 
 def test_new_thread_ids_are_random_and_unguessable():
