@@ -42,10 +42,22 @@ def keep_units(text: str) -> str:
     return _NUM_UNIT.sub("\\1\u00a0\\2", text)
 
 
+# A hyphenated name ("Llama-3-8B", "1x-H100-75-722"): never broken at its hyphens on a narrow screen.
+_HYPHENATED = re.compile(r"(?<![\w-])[A-Za-z0-9][\w.]*(?:-[\w.]+)+")
+
+
 def text_html(text: Any, rtl: bool = False) -> str:
-    """Escaped text, numbers kept with their units; in Urdu, Latin runs isolated (see isolate_latin)."""
+    """Escaped text, numbers kept with their units, hyphenated names kept whole; in Urdu, Latin runs
+    isolated (see isolate_latin)."""
     s = keep_units("" if text is None else str(text))
-    return isolate_latin(s) if rtl else html.escape(s)
+    if rtl:
+        return isolate_latin(s)
+    out, pos = [], 0
+    for m in _HYPHENATED.finditer(s):
+        if len(m.group(0)) <= _SHORT_RUN:
+            out += [html.escape(s[pos:m.start()]), f'<span class="ga-nw">{html.escape(m.group(0))}</span>']
+            pos = m.end()
+    return "".join(out) + html.escape(s[pos:])
 
 
 def isolate_latin(text: str) -> str:

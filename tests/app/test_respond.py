@@ -75,7 +75,7 @@ def test_respond_urdu_is_right_to_left_with_latin_runs_isolated(app_module):
 def test_respond_prices_show_a_table_with_prices_first(app_module):
     *_, last = app_module.respond("Cheapest H100 per hour?", [], None, [])
     answer = _text(_answers(last[0])[-1])
-    headers = re.findall(r"<th[^>]*>([^<]+)</th>", answer)
+    headers = [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<th[^>]*>(.*?)</th>", answer)]
     # the row's name, then the prices, so they are on screen before the table scrolls on a phone
     assert headers[:3] == ["Provider", "$/GPU-hour", "$/hour"], headers
     assert "ga-chart" not in answer  # a row of near-equal price bars would only repeat the table

@@ -258,7 +258,7 @@ def test_isolate_latin_keeps_runs_whole_and_in_order():
 def test_table_puts_prices_first_rounds_like_the_chat_and_folds_regions():
     df = ui_data.offers_frame([_offer("vast", 1.8675, n=4) | {"region": r} for r in ("VN", "KR", "US", "DE")])
     html = web_render.table_html(df)
-    headers = re.findall(r"<th[^>]*>([^<]+)</th>", html)
+    headers = [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<th[^>]*>(.*?)</th>", html)]
     assert headers[:3] == ["$/GPU-hour", "$/hour", "spot $/GPU-hour"]
     assert html.count("<tr>") == 2 and "4 regions" in html  # header + one folded row
     assert "$1.87" in html and "1.8675" not in html  # formatting.number: 1.87, as the chat says it
@@ -277,3 +277,28 @@ def test_sections_render_card_key_numbers_footnotes_and_folded_assumptions():
     assert html.index('class="ga-card ga-v-no"') < html.index('class="ga-kn"') < html.index("ga-more")
     assert '<sup class="ga-ref">1</sup>' in html and "<details class=\"ga-fn\">" in html
     assert "Always budget extra memory." in html and "30.2" in html
+
+
+def test_hyphenated_names_and_sizes_do_not_break():
+    out = web_render.text_html("hyperbolic (1x-H100-75-722) runs Llama-3-8B at 19.6 GB")
+    assert '<span class="ga-nw">1x-H100-75-722</span>' in out and '<span class="ga-nw">Llama-3-8B</span>' in out
+    assert "19.6\u00a0GB" in out
+
+
+def test_restored_turn_keeps_the_understood_line_apart_and_tables_scrollable():
+    md = "_Understood: Llama 3 8B_\n\n**Yes — it fits.**\n\n#### Key numbers\n\n| A | B |\n|---|---:|\n| x | 1 |"
+    out = web_render.restored_html(md)
+    assert out.index('class="ga-understood"') < out.index('class="ga-card') < out.index('class="ga-table-wrap"')
+    assert "<strong>Yes — it fits.</strong>" in out.split('class="ga-card')[1].split("</div></div>")[0]
+
+
+def test_recent_threads_newest_first_without_duplicates():
+    from assistant.web_chat import MAX_RECENT, remember
+
+    recent = remember(remember([], "t1", "first question"), "t2", "second")
+    assert recent == [["t2", "second"], ["t1", "first question"]]
+    assert remember(recent, "t1", "a follow-up") == [["t1", "first question"], ["t2", "second"]]
+    many = []
+    for i in range(MAX_RECENT + 5):
+        many = remember(many, f"t{i}", "q")
+    assert len(many) == MAX_RECENT and many[0][0] == f"t{MAX_RECENT + 4}"
