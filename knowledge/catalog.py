@@ -365,7 +365,7 @@ def load_engines() -> tuple[EngineProfile, ...]:
     for r in _read_csv("engines.csv"):
         vals: dict[str, Any] = {k: v for k, v in r.items() if k in EngineProfile.model_fields and v != ""}
         vals["aliases"] = tuple(a.strip() for a in r.get("aliases", "").split(";") if a.strip())
-        for k in ("fp8_compute", "cuda_graphs"):
+        for k in ("fp8_compute", "cuda_graphs", "host_overlap"):
             vals[k] = _BOOL.get(r.get(k, "").lower(), False)
         pairs = (p.split("=", 1) for p in r.get("default_kernels", "").split(";") if "=" in p)
         vals["kernels"] = {fmt.strip(): kernels[kid.strip()] for fmt, kid in pairs}

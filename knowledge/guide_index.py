@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from knowledge.catalog import DATA_DIR
+from knowledge.language import answer_language
 
 GUIDE_DIR = DATA_DIR / "guides"
 GUIDE_TITLES = {
@@ -56,14 +57,11 @@ class PassageHit:
     topics: tuple[str, ...]
 
 
-_ARABIC = re.compile(r"[\u0600-\u06FF\u0750-\u077F\uFB50-\uFDFF\uFE70-\uFEFF]")
-_LATIN = re.compile(r"[A-Za-z]")
 
 
 def detect_language(text: str) -> str:
-    """'ur' when Arabic-script letters outnumber Latin letters, else 'en'."""
-    ar, la = len(_ARABIC.findall(text or "")), len(_LATIN.findall(text or ""))
-    return "ur" if ar > la else "en"
+    """The guides' language for a question: Urdu script reads the Urdu passages, else English."""
+    return answer_language(text)
 
 
 _URDU_FOLD = str.maketrans({"ي": "ی", "ى": "ی", "ك": "ک", "ە": "ہ", "ة": "ہ", "ۀ": "ہ", "ؤ": "و", "أ": "ا", "إ": "ا",

@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from assistant.engine.lexicon import pattern_map
+from knowledge.lexicon import pattern_map
 from knowledge.catalog import gpu_name_key, gpu_names, load_providers, model_name_key, model_names, resolve_diffusion
 from tools.errors import UnknownModel
 

@@ -13,7 +13,7 @@ __all__ = ["assign_roles"]
 import re
 from dataclasses import dataclass, field
 
-from assistant.engine.lexicon import patterns, pattern_map
+from knowledge.lexicon import patterns, pattern_map
 from assistant.engine.numbers import Num
 
 

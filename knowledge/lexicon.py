@@ -1,4 +1,4 @@
-"""Per-locale vocabulary as data: lexicon/<locale>.json maps surface forms to concepts.
+"""Per-locale vocabulary as data: knowledge/lexicon/<locale>.json maps surface forms to concepts.
 
 Each file holds the same keys (number_words, scale_words, cues per concept ...). The
 understanding reads the union of all locales, because people mix them in one sentence

@@ -1,0 +1,27 @@
+"""One normal form of a question for every later step: lowercase, ASCII digits, one spelling of
+Urdu letters, GPU multipliers and units split from their numbers."""
+
+from __future__ import annotations
+
+__all__ = ["MAX_CHARS", "normalise"]
+
+import re
+
+from assistant.engine.numbers import to_ascii_digits
+
+MAX_CHARS = 4000
+_URDU_FOLD = str.maketrans({"ي": "ی", "ى": "ی", "ك": "ک", "ە": "ہ", "ة": "ہ", "ۀ": "ہ", "أ": "ا", "إ": "ا", "؟": "?",
+                            "،": ",", "۔": ".", "×": "x", "–": "-", "—": "-", "’": "'", "‘": "'"})
+
+
+def normalise(text: str) -> str:
+    """Lowercase, ASCII digits, one spelling of Urdu letters, GPU multipliers split ("8xh100" -> "8x h100")."""
+    t = to_ascii_digits((text or "")[:MAX_CHARS]).translate(_URDU_FOLD).lower()
+    t = re.sub(r"[\u064B-\u065F\u0670]", "", t)
+    t = re.sub(r"\b(\d{1,4})\s?x(?=[a-z])", r"\1x ", t)                  # 8xh100 -> 8x h100
+    t = re.sub(r"\b([a-z]+\d+[a-z]*)\s?x\s?(\d{1,3})\b", r"\1 x \2", t)   # h100x8 -> h100 x 8
+    t = re.sub(r"(?<=\d)(?=(?:gb|gib|tb)\b)", " ", t)
+    t = re.sub(r"(?<=[a-z0-9])/\s*(?=(?:hr|h|hour|mo|month|gpu)\b)", " /", t)   # "a100/hr" -> "a100 /hr"
+    return re.sub(r"\s+", " ", t).strip()
+
+
