@@ -22,9 +22,9 @@ from assistant import ui_data
 from assistant.formatting import number
 from assistant.web_chart import chart_from
 
-VERDICT_WORDS = {"en": {"yes": "Yes", "no": "No", "partly": "Partly", "info": "Answer", "ask": "Need one detail",
+VERDICT_WORDS = {"en": {"yes": "Yes", "no": "No", "partly": "Partly", "ask": "Need one detail",
                         "error": "Could not answer"},
-                 "ur": {"yes": "جی ہاں", "no": "نہیں", "partly": "جزوی طور پر", "info": "جواب", "ask": "ایک بات بتائیں",
+                 "ur": {"yes": "جی ہاں", "no": "نہیں", "partly": "جزوی طور پر", "ask": "ایک بات بتائیں",
                         "error": "جواب نہیں دے سکا"}}
 _HEAD = {"en": {"sources": "Sources", "table": "Details"}, "ur": {"sources": "حوالے", "table": "تفصیل"}}
 # A Latin run: starts with a letter, digit, '[', '(' or '$'; may hold spaces and ASCII punctuation; ends on a
@@ -170,10 +170,11 @@ def _dir(rtl: bool) -> str:
 
 
 def _card(verdict: str, lang: str, body_html: str) -> str:
-    word = VERDICT_WORDS.get(lang, VERDICT_WORDS["en"]).get(verdict, VERDICT_WORDS["en"]["info"])
+    """The headline card; a verdict pill (Yes / No / Partly ...) unless the answer is plain information."""
+    word = VERDICT_WORDS.get(lang, VERDICT_WORDS["en"]).get(verdict, "")
     dir_ = ' dir="rtl"' if lang == "ur" else ""
-    return (f'<div class="ga-card ga-v-{verdict}"{dir_}><span class="ga-verdict">{html.escape(word)}</span>'
-            f'<div class="ga-headline">{body_html}</div></div>')
+    pill = f'<span class="ga-verdict">{html.escape(word)}</span>' if verdict != "info" and word else ""
+    return f'<div class="ga-card ga-v-{verdict}"{dir_}>{pill}<div class="ga-headline">{body_html}</div></div>'
 
 
 def _details(summary: str, inner: str, lang: str, cls: str = "") -> str:

@@ -129,8 +129,11 @@ def _ask(page, question: str) -> float:
 
 
 def _verdict_in_view(page) -> dict:
+    """Where the last answer's verdict is: its pill (Yes / No ...) or, for plain information, the top of
+    its headline card."""
     return page.evaluate("""() => {
-        const v = [...document.querySelectorAll('#chat .ga-verdict')].pop();
+        const card = [...document.querySelectorAll('#chat .ga-card')].pop();
+        const v = card.querySelector('.ga-verdict') || card.querySelector('.ga-headline p') || card;
         const r = v.getBoundingClientRect();
         return {top: r.top, bottom: r.bottom, height: innerHeight, text: v.textContent};
     }""")
