@@ -181,6 +181,9 @@ def test_english_answer_first_and_restored_after_reload(served_app, browser, siz
     assert FIT_Q in chat and PRICE_Q in chat  # the previous turns are back on screen
     widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
     assert widths[0] <= widths[1], f"{size} restored: the page overflows sideways {widths}"
+    page.locator("#new-chat").click()  # a new conversation: empty chat, no thread in the address
+    page.wait_for_function("() => !document.querySelector('#chat .ga-answer') && !location.search.includes('thread=')",
+                           timeout=10_000)
     assert not errors, errors
     with capsys.disabled():
         print(f"\n[app {size}] Enter -> answer on screen {first_s:.2f} s; page served {served_app[1]:.2f} s "
