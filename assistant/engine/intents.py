@@ -51,95 +51,125 @@ def _default_method(q: Query) -> None:
             q.method = "inference"
 
 
-def _intents(t: str, q: Query) -> None:  # noqa: C901 - evidence rules, each one line
-    cues = cue_set("intent_cues", t)
-    solve = cue_set("solve_cues", t)
-    q.solve_for = q.solve_for if q.followup and not solve else None
-    has_model, has_gpu = q.has_model, q.has_gpu
-    training = q.method in ("full", "lora", "qlora", "finetune") or bool(q.examples or q.dataset_tokens or q.epochs)
-    image = bool(q.model and _is_pipeline(q.model)) or bool(q.images or q.resolution or q.steps)
-    words = len(t.split())
-    # what is being solved for
+class _Evidence:
+    """What the words and the facts of a question show, computed once for the intent rules."""
+
+    def __init__(self, t: str, q: Query):
+        self.t, self.q = t, q
+        self.cues = cue_set("intent_cues", t)
+        self.solve = cue_set("solve_cues", t)
+        self.has_model, self.has_gpu = q.has_model, q.has_gpu
+        self.training = q.method in ("full", "lora", "qlora", "finetune") or bool(q.examples or q.dataset_tokens or q.epochs)
+        self.image = bool(q.model and _is_pipeline(q.model)) or bool(q.images or q.resolution or q.steps)
+        self.comparing = len(q.gpus) + len(q.gpu_unknown) >= 2 or len(q.providers) >= 2 or q.both_pricing or \
+            len(q.regions) >= 2 or (q.billing and bool(re.search(r"\bvs\b|versus|compared|than|مقابل", t)))
+        self.intents: list[str] = []
+
+    def add(self, *xs: str) -> None:
+        for x in xs:
+            if x not in self.intents:
+                self.intents.append(x)
+
+
+def _solve_for(e: _Evidence) -> None:
+    """The unknown the question asks to be solved for, if any."""
+    q, t = e.q, e.t
+    q.solve_for = q.solve_for if q.followup and not e.solve else None
     for s in ("min_gpu_count", "max_context", "max_batch", "cheapest_gpu", "fastest_gpu", "min_gpu_memory"):
-        if s in solve:
+        if s in e.solve:
             q.solve_for = s
             break
     if q.solve_for == "min_gpu_memory" and (q.gpus and not re.search(r"smallest|minimum|least|chhot|چھوٹ|کم سے کم", t)):
         q.solve_for = None  # "how much VRAM ... on an H100" is a fit question
-    if q.solve_for == "cheapest_gpu" and not has_model and not image and not q.followup and q.gpus:
+    if q.solve_for == "cheapest_gpu" and not e.has_model and not e.image and not q.followup and q.gpus:
         q.solve_for = None  # "cheapest H100" is a price query
-    intents: list[str] = []
 
-    def add(*xs: str) -> None:
-        for x in xs:
-            if x not in intents:
-                intents.append(x)
 
-    if "help" in cues and not has_model and not has_gpu and words <= 12:
-        q.intents, q.intent_cued = ["help"], True
-        return
-    explicit = cues & {"speed", "train_time", "cost", "prices", "recommend", "fit"}
-    if q.solve_for == "min_gpu_count" and image and (q.images or q.deadline_hours):
-        add("speed")
+def _solve_intents(e: _Evidence) -> None:
+    q = e.q
+    if q.solve_for == "min_gpu_count" and e.image and (q.images or q.deadline_hours):
+        e.add("speed")
     elif q.solve_for in ("max_context", "max_batch", "min_gpu_count", "min_gpu_memory"):
-        add("fit")
+        e.add("fit")
     if q.solve_for in ("cheapest_gpu", "fastest_gpu"):
-        add("recommend")
+        e.add("recommend")
     if q.solve_for == "fastest_gpu":
-        add("speed")
-    comparing = len(q.gpus) + len(q.gpu_unknown) >= 2 or len(q.providers) >= 2 or q.both_pricing or \
-        len(q.regions) >= 2 or (q.billing and bool(re.search(r"\bvs\b|versus|compared|than|مقابل", t)))
-    if "recommend" in cues and (has_model or image or training or comparing):
-        add("recommend")
-    if "speed" in cues and (has_model or has_gpu or image):
-        add("speed")
-    if q.min_tokens_per_s and has_model and not has_gpu:
-        add("recommend")
-    if image and (cues & {"speed", "train_time", "cost"} or q.images or q.solve_for in ("cheapest_gpu", "min_gpu_count")):
-        add("speed")  # images: time per image drives time and cost
-    if q.solve_for == "min_gpu_count" and training and q.deadline_hours:
-        add("train_time")
-    if "train_time" in cues and (has_model or training or image):
-        add("speed" if not training and (image or q.method == "inference" or q.examples or q.prompt_tokens) else "train_time")
-    if "cost" in cues or q.budget_usd_total or q.egress_gb or q.storage_gb or (q.billing and not has_model):
-        if has_model or has_gpu or q.billing or q.egress_gb or q.storage_gb or training or image:
-            if (q.budget_usd_total or q.budget_usd_per_hour) and has_model and not has_gpu and "cost" not in cues:
-                add("recommend")
+        e.add("speed")
+    if q.solve_for == "min_gpu_count" and e.training and q.deadline_hours:
+        e.add("train_time")
+
+
+def _measure_intents(e: _Evidence) -> None:
+    """Recommend, speed, time, cost and prices from their cue words and the facts they need."""
+    q, cues = e.q, e.cues
+    if "recommend" in cues and (e.has_model or e.image or e.training or e.comparing):
+        e.add("recommend")
+    if "speed" in cues and (e.has_model or e.has_gpu or e.image):
+        e.add("speed")
+    if q.min_tokens_per_s and e.has_model and not e.has_gpu:
+        e.add("recommend")
+    if e.image and (cues & {"speed", "train_time", "cost"} or q.images or q.solve_for in ("cheapest_gpu", "min_gpu_count")):
+        e.add("speed")  # images: time per image drives time and cost
+    if "train_time" in cues and (e.has_model or e.training or e.image):
+        batch_inference = e.image or q.method == "inference" or q.examples or q.prompt_tokens
+        e.add("speed" if not e.training and batch_inference else "train_time")
+    if "cost" in cues or q.budget_usd_total or q.egress_gb or q.storage_gb or (q.billing and not e.has_model):
+        if e.has_model or e.has_gpu or q.billing or q.egress_gb or q.storage_gb or e.training or e.image:
+            if (q.budget_usd_total or q.budget_usd_per_hour) and e.has_model and not e.has_gpu and "cost" not in cues:
+                e.add("recommend")
             else:
-                add("cost")
-    if "prices" in cues and (has_gpu or q.providers or (not has_model and patterns("domain").search(t))):
-        add("prices" if not has_model or not intents else "cost")
-    if q.budget_usd_per_hour and has_model and not has_gpu:
-        add("recommend")
-    if has_model and ("fit" in cues or q.gpu_memory_gb or (has_gpu and not intents) or
-                      (not intents and (q.method or q.context_tokens or q.batch or q.precision))):
-        add("fit")
-    if ("compare" in cues or len(q.providers) >= 2) and comparing:
-        add("compare")
-        if not (set(intents) - {"compare"}):
-            add("speed" if has_model else "prices")
-    if not intents or intents == ["compare"]:
-        if patterns("domain").search(t) or has_model or has_gpu:
-            add("guide")
+                e.add("cost")
+    if "prices" in cues and (e.has_gpu or q.providers or (not e.has_model and patterns("domain").search(e.t))):
+        e.add("prices" if not e.has_model or not e.intents else "cost")
+    if q.budget_usd_per_hour and e.has_model and not e.has_gpu:
+        e.add("recommend")
+    if e.has_model and ("fit" in cues or q.gpu_memory_gb or (e.has_gpu and not e.intents) or
+                        (not e.intents and (q.method or q.context_tokens or q.batch or q.precision))):
+        e.add("fit")
+
+
+def _compare_and_guide(e: _Evidence) -> None:
+    q, t, cues = e.q, e.t, e.cues
+    if ("compare" in cues or len(q.providers) >= 2) and e.comparing:
+        e.add("compare")
+        if not (set(e.intents) - {"compare"}):
+            e.add("speed" if e.has_model else "prices")
+    if not e.intents or e.intents == ["compare"]:
+        if patterns("domain").search(t) or e.has_model or e.has_gpu:
+            e.add("guide")
         elif "prices" in cues:
-            add("prices")
+            e.add("prices")
     if q.solve_for:
         cues.discard("guide")  # "how many L40S do I need?" asks for a number, not an explanation
-    if "guide" in cues and intents and "guide" not in intents:
-        add("guide")
-    if "compare" in intents and re.search(r"\bor\b|\?\s*$", t) and len(q.gpus) >= 2 and "recommend" not in intents:
-        add("recommend")  # "A6000 or L40S?": which one to take
+    if "guide" in cues and e.intents and "guide" not in e.intents:
+        e.add("guide")
+    if "compare" in e.intents and re.search(r"\bor\b|\?\s*$", t) and len(q.gpus) >= 2 and "recommend" not in e.intents:
+        e.add("recommend")  # "A6000 or L40S?": which one to take
     numbers = set(q.facts()) - {"billing", "providers", "gpus", "regions"}
+    why = re.search(r"\b(?:why|conceptually|explain|how come)\b|کیوں|kyun", t)
     if "guide" in cues and not q.model and (patterns("domain").search(t) or q.gpus) and \
-            (not q.has_gpu and not numbers or re.search(r"\b(?:why|conceptually|explain|how come)\b|کیوں|kyun", t) and not numbers):
-        intents = ["guide"] + [i for i in intents if i == "compare"]
-    _implied(q, intents, cues, t)
-    if not intents:
-        intents = ["out_of_scope"]
-    if q.injection and (not (has_model or has_gpu) or re.search(r"forget|ignore|override|dump|commission|pays you", t)):
+            (not q.has_gpu and not numbers or why and not numbers):
+        e.intents[:] = ["guide"] + [i for i in e.intents if i == "compare"]
+
+
+def _intents(t: str, q: Query) -> None:
+    """Every capability the question needs, main first; help and off-topic (or instructions to the
+    assistant) stand alone."""
+    e = _Evidence(t, q)
+    _solve_for(e)
+    if "help" in e.cues and not e.has_model and not e.has_gpu and len(t.split()) <= 12:
+        q.intents, q.intent_cued = ["help"], True
+        return
+    explicit = e.cues & {"speed", "train_time", "cost", "prices", "recommend", "fit"}
+    _solve_intents(e)
+    _measure_intents(e)
+    _compare_and_guide(e)
+    _implied(q, e.intents, e.cues, t)
+    intents = e.intents or ["out_of_scope"]
+    if q.injection and (not (e.has_model or e.has_gpu) or re.search(r"forget|ignore|override|dump|commission|pays you", t)):
         intents = ["out_of_scope"]
     q.intents = intents
-    q.intent_cued = bool(explicit or q.solve_for or "guide" in cues and not q.followup)
+    q.intent_cued = bool(explicit or q.solve_for or "guide" in e.cues and not q.followup)
 
 
 def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:

@@ -95,9 +95,18 @@ def _resolution(text: str, nums: list[Num], r: Roles) -> None:
                 r.role_of[i] = "resolution"
 
 
-def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):  # noqa: C901 - a grammar table
+def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):
+    """The role of one number: the first rule group that recognises it (a grammar table, in order)."""
+    for rules in (_count_role, _unit_role, _token_role_group, _misc_role, _late_role):
+        role = rules(text, n, right, left, gpu_spans, has_model, nums, i, r)
+        if role is not None:
+            return role
+    return None
+
+
+def _count_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):
+    """GPU counts: "8x h100", "2 a100s", "two 4090s", "h100 x8"."""
     v = n.value
-    rs = right.lstrip(" -~:=")
     # GPU count: "8x h100", "2 a100s", "two 4090s", "4 gpus", "h100 x8"
     after = n.end + (len(right) - len(right.lstrip(" x×-")))
     if any(a == after or (0 <= a - n.end <= 9 and re.fullmatch(r"\s*[x×]?\s*(?:nvidia\s+|geforce\s+)?", text[n.end:a]))
@@ -107,6 +116,12 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
         return ("gpu_count", v)
     if any(0 <= n.start - b <= 3 for _, b in gpu_spans) and re.match(r"\s*[x×]", text[n.start - 2:n.start] or ""):
         return ("gpu_count", v)
+    return None
+
+
+def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):
+    """Units written right after the number: bits, tokens/s, GB/TB, dollars."""
+    v = n.value
     if _starts(_unit("bit"), right) and not re.match(r"[- ]?bits?\s*(?:adam|optim|paged)", right.lstrip()):
         kv = bool(re.match(r"[- ]?bits?\s*(?:kv|key)", right.lstrip()))
         return ("_bits", -v if kv else v)  # negative: the KV cache's bits, not the weights'
@@ -128,6 +143,12 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
         if re.match(r"\s*(?:/|per)\s*(?:m\b|million|mtok|1m)", tail):
             return None
         return ("budget_usd_total", v)
+    return None
+
+
+def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):
+    """Contexts, tokens, prompts, examples, users in batches."""
+    v = n.value
     if _starts(_unit("context"), right) or re.search(r"(?:context|ctx|context length|context window|seq(?:uence)?(?:[ _-]?len(?:gth)?)?|max[ _-]?len)\s*(?:of|=|:|is|at|to|length)?\s*(?:~|about|around)?\s*$", left) \
             or re.search(r"(?:کانٹیکسٹ|سیاق)\s*$", left):
         return ("context_tokens", _ctx(n))
@@ -148,6 +169,12 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
                 return (role, v)
     if _starts(_unit("examples"), right):
         return ("examples", v)
+    return None
+
+
+def _misc_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):
+    """Epochs, batch, users, LoRA rank."""
+    v = n.value
     if _starts(_unit("epochs"), right) or re.search(r"epochs?\s*(?:=|:|of)?\s*$", left):
         return ("epochs", v) if v <= 1000 else None
     if re.search(r"(?:batch(?:[- ]?size)?|micro-?batch(?:[- ]?size)?|\bbs|mbs|بیچ(?: سائز)?)[\s-]*(?:of|=|:|is)?\s*$", left) or \
@@ -157,6 +184,13 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
         return ("concurrent_users", v)
     if re.search(r"(?:rank|\br|رینک)\s*(?:of|=|:)?\s*$", left) or re.match(r"\s*rank\b", right):
         return ("lora_rank", v)
+    return None
+
+
+def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):
+    """Durations, images, sizes, steps, resolution, counts by reference, "from X to Y"."""
+    v = n.value
+    rs = right.lstrip(" -~:=")
     for unit, factor in _TIME_UNITS:
         m = _starts(_unit(unit), right)
         if m and not (unit == "minutes" and n.scale) and not re.match(r"\s*m\b", right) or \
@@ -202,6 +236,7 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
                           ("epochs", "epochs"), ("rank", "lora_rank"), ("steps", "steps")):
             if _unit(key).match(word) if key in ("users", "context", "epochs", "steps", "batch") else word == key:
                 return (role, _ctx(n) if role == "context_tokens" else v)
+    return None
     return None
 
 

@@ -1,0 +1,106 @@
+"""The architecture as tests: imports point one way, no cycles, modules and functions stay small.
+
+Layers, lowest first (a module may import only its own layer or lower ones):
+    tools              pure computation
+    knowledge          data files and their loaders
+    assistant.engine   understanding, planning, composing, rendering (the conversation engine)
+    assistant (service) api, tool_registry, advisor, threads, settings, backends, grounding ...
+    front ends         cli, slack, web helpers, app.py
+"""
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FRONT_ENDS = {"assistant.cli", "assistant.slack", "assistant.slack_blocks", "assistant.ui_data", "app"}
+MAX_MODULE_LINES = 500
+MAX_FUNCTION_LINES = 80
+# The Python API's convenience `api.advisor()` (README, a contract) reaches the conversation layer lazily.
+ALLOWED_UPWARD = {("assistant.api", "assistant.advisor")}
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for pkg in ("tools", "knowledge", "assistant"):
+        for p in (ROOT / pkg).rglob("*.py"):
+            parts = p.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            out[name] = p
+    out["app"] = ROOT / "app.py"
+    return out
+
+
+def _layer(name: str) -> int:
+    if name.startswith("tools"):
+        return 0
+    if name.startswith("knowledge"):
+        return 1
+    if name.startswith("assistant.engine"):
+        return 2
+    if name in FRONT_ENDS or name.startswith("assistant.web_") or name.startswith("assistant.frontends"):
+        return 4
+    return 3
+
+
+def _imports(path: Path, known: set[str], top_level_only: bool) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    found = set()
+    for node in nodes:
+        names = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        for n in names:
+            while n and n not in known:
+                n = n.rpartition(".")[0]
+            if n:
+                found.add(n)
+    return found
+
+
+def test_imports_point_one_way():
+    mods = _modules()
+    bad = []
+    for name, path in mods.items():
+        for dep in _imports(path, set(mods), top_level_only=False):
+            if _layer(dep) > _layer(name) and (name, dep) not in ALLOWED_UPWARD and dep != name:
+                bad.append(f"{name} (layer {_layer(name)}) imports {dep} (layer {_layer(dep)})")
+    assert not bad, "\n".join(sorted(bad))
+
+
+def test_no_import_cycles():
+    mods = _modules()
+    graph = defaultdict(set)
+    for name, path in mods.items():
+        graph[name] = {d for d in _imports(path, set(mods), top_level_only=True) if d != name and not name.startswith(d + ".")}
+    state: dict[str, int] = {}
+    cycles = []
+
+    def visit(n, stack):
+        state[n] = 1
+        for d in graph[n]:
+            if state.get(d) == 1:
+                cycles.append(stack[stack.index(d):] + [d] if d in stack else [n, d])
+            elif not state.get(d):
+                visit(d, stack + [d])
+        state[n] = 2
+
+    for n in list(graph):
+        if not state.get(n):
+            visit(n, [n])
+    assert not cycles, cycles
+
+
+@pytest.mark.parametrize("name", sorted(_modules()))
+def test_modules_and_functions_stay_small(name):
+    path = _modules()[name]
+    text = path.read_text(encoding="utf-8")
+    assert text.count("\n") <= MAX_MODULE_LINES, f"{path.name}: {text.count(chr(10))} lines"
+    long = [(n.name, n.end_lineno - n.lineno + 1) for n in ast.walk(ast.parse(text))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.end_lineno - n.lineno + 1 > MAX_FUNCTION_LINES]
+    assert not long, long
