@@ -101,7 +101,7 @@ def run(mb: int = 200, runs: int = 3) -> list[tuple[str, str]]:
             res = [_child(tmp / f"home-{i}", str(path)) for i in range(runs)]
             t = statistics.median(r["wall_s"] for r in res)
             rss = max(r["peak_rss_mb"] for r in res)
-            err = re.sub(r"^.*?vms\.csv ?", "", res[0].get("error", ""))
+            err = re.sub(r"^.*?vms\.csv:? ?", "", res[0].get("error", ""))
             what = (f"{res[0]['rows']:,} offers, {res[0]['providers']} providers" if res[0]["ok"]
                     else "refused " + err[:70] + " ...")
             rows.append((f"refresh: {label}", f"{t:.2f} s (median of {runs}), peak RSS {rss:.0f} MB; {what}"))
