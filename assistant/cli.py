@@ -128,10 +128,14 @@ def _add_speed(sub: Any) -> None:
     _add_model_args(p)
     p.add_argument("--gpu", required=True, help="GPU name, e.g. H100, 'RTX 4090', A100-80GB")
     p.add_argument("--gpus", type=_int, help="GPUs the model is split over (tensor parallel; llama.cpp splits layers)")
-    p.add_argument("--precision", help="bf16 fp16 fp8 int8 int4, or GGUF q4_0 q4_k_m q5_k_m q6_k q8_0 f16 (default bf16)")
+    p.add_argument("--precision", help="bf16 fp16 fp8 int8 int4, a kernel where it matters (gptq, gptq-marlin, awq, "
+                                       "bnb-nf4, bnb-int8 ...), or GGUF q4_0 q4_k_m q5_k_m q6_k q8_0 f16 (default bf16)")
+    p.add_argument("--kernel", help="quantised kernel family (knowledge/quant_kernels.csv), e.g. marlin, gptq-exllama, "
+                                    "bnb-4bit; default: the engine's kernel for the precision")
     p.add_argument("--kv-precision", help="KV cache: fp16 | bf16 | fp8 | int8 (default bf16)")
-    p.add_argument("--engine", help="vllm (default), sglang, tensorrt-llm, llama.cpp (ollama), torch-compile, "
-                                    "pytorch-eager (transformers), exllamav2, mlc")
+    p.add_argument("--engine", help="vllm (default, V1 engine), vllm-v0, sglang, tensorrt-llm, llama.cpp (ollama), "
+                                    "llama.cpp-legacy, torch-compile, pytorch-eager (transformers), "
+                                    "pytorch-eager-legacy, exllamav2, mlc")
     p.add_argument("--batch", type=_int, help="concurrent sequences (default 1)")
     p.add_argument("--prompt-tokens", type=_int, help="prompt tokens per sequence (default 512)")
     p.add_argument("--output-tokens", type=_int, help="generated tokens per sequence (default 256)")
@@ -146,7 +150,7 @@ def _run_speed(args: argparse.Namespace) -> int:
     est = api.speed(model=args.model, config=args.config, params_b=args.params_b, gpu=args.gpu, gpus=args.gpus,
                     precision=args.precision, kv_precision=args.kv_precision, engine=args.engine,
                     batch=args.batch, prompt_tokens=args.prompt_tokens, output_tokens=args.output_tokens,
-                    **image_kwargs(args))
+                    **({"kernel": args.kernel} if args.kernel else {}), **image_kwargs(args))
     d = est.model_dump()
     d["estimate"] = True
     if args.json:
@@ -158,7 +162,8 @@ def _run_speed(args: argparse.Namespace) -> int:
     mem = est.memory or {}
     lines = [f"{est.inputs['model']} on {est.gpu['name']}"
              + (f" x{est.inputs['gpus']}" if est.inputs["gpus"] > 1 else "") + f" with {est.engine} "
-             f"({est.inputs['precision']}, batch {est.inputs['batch']}) - ESTIMATE, {est.bound}-bound",
+             f"({est.inputs['precision']}" + (f" on the {est.kernel} kernel" if est.kernel not in ("", "dense") else "")
+             + f", batch {est.inputs['batch']}) - ESTIMATE, {est.bound}-bound",
              f"  decode per sequence   {est.decode_tokens_per_s:,.1f} tokens/s",
              f"  aggregate (batch)     {est.aggregate_tokens_per_s:,.1f} tokens/s",
              f"  time to first token   {est.time_to_first_token_s:,.3f} s",

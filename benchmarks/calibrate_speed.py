@@ -43,7 +43,11 @@ ENGINE_GRIDS = {
     "prefill_eff": [x / 100 for x in range(15, 91, 5)],
     "allreduce_us": [0, 5, 10, 15, 20, 30, 50],
     "layer_hop_ms": [0.0, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 4.0],
+    "kv_passes": [1, 2, 3, 4, 6, 8, 10, 12],
 }
+# kv_passes is a fact (1) for engines with paged / flash attention; fitted only where the cache is
+# re-concatenated every step, the prior being 3 (copy read + write, then the attention read).
+KV_PASSES_FITTED = {"pytorch-eager", "pytorch-eager-legacy"}
 KERNEL_GRIDS = {
     "bw_eff": [x / 100 for x in range(15, 101, 5)],
     "batch_slope": [0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0],
@@ -118,6 +122,8 @@ def _relevant(obj: str, k: str, rows, is_kernel: bool) -> bool:
         return any(int(x["gpus"]) > 1 for x in r)
     if k == "layer_hop_ms":
         return any(int(x["gpus"]) > 1 for x in r)
+    if k == "kv_passes":
+        return obj in KV_PASSES_FITTED
     return True
 
 
@@ -136,7 +142,8 @@ def _loss(rows, engines, kernels) -> float:
 
 def fit(train) -> tuple[dict, dict]:
     """Fit every engine and kernel on `train`, starting from the priors. Returns (engines, kernels)."""
-    engines = {e.id: e.model_copy(update=PRIOR_ENGINE) for e in load_engines()}
+    engines = {e.id: e.model_copy(update=PRIOR_ENGINE | ({"kv_passes": 3} if e.id in KV_PASSES_FITTED else {}))
+               for e in load_engines()}
     kernels = {k.id: k.model_copy(update=PRIOR_KERNEL | ({"reconstruct_batch": 0} if k.id in RECONSTRUCT_FITTED
                                                          else {})) for k in load_kernels()}
     by_engine = {eid: [c for c in train if c.engine == eid] for eid in engines}

@@ -58,8 +58,11 @@ class EngineProfile(BaseModel):
     multi_gpu: Literal["tensor", "layer"] = "tensor"
     allreduce_us: float = Field(0.0, ge=0, description="fixed cost of one all-reduce (tensor parallel)")
     layer_hop_ms: float = Field(0.0, ge=0, description="per-step cost of each extra GPU in a layer split")
-    kv_passes: float = Field(1.0, ge=1, le=4, description="times the KV cache is streamed per decode step")
+    kv_passes: float = Field(1.0, ge=1, le=16, description="times the KV cache is streamed per decode step "
+                             "(effective: unfused eager attention streams it at low efficiency)")
     cuda_graphs: bool = Field(False, description="decode steps replayed as CUDA graphs (no per-kernel launch cost)")
+    host_overlap: bool = Field(False, description="the host enqueues a step's kernels while the GPU runs them "
+                               "(eager PyTorch): a step takes the longer of the two, not their sum")
     fp8_compute: bool = True
     kernels: dict[str, KernelProfile] = Field(default_factory=dict,
                                              description="default kernel per weight format (int4, int8, nf4, fp8, gguf)")
@@ -258,10 +261,10 @@ def estimate_speed(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: Speed
     fixed = engine.overhead_ms_per_step * 1e-3
     if n > 1 and engine.multi_gpu == "layer":
         fixed += engine.layer_hop_ms * 1e-3 * (n - 1)
-    # Host time adds to the GPU's: decode kernels are so short that the GPU idles between launches,
-    # and eager loops synchronise every step (published batch sweeps rise by the GPU's extra work
-    # on top of a flat host floor, e.g. optimum's GPTQ table). CUDA graphs shrink the per-layer part.
-    step = device + host + fixed
+    # Host time adds to the GPU's where kernels are shorter than their launches (the GPU idles
+    # between them); an eager PyTorch loop enqueues a whole step ahead of the GPU, so its step takes
+    # the longer of the two (host_overlap). CUDA graphs shrink the per-layer part to the replay cost.
+    step = (max(device, host) if engine.host_overlap else device + host) + fixed
     overhead = step - device
     host_bound = host + fixed > device
     t_mem, t_comp = t_wmem + t_kvmem, t_wcomp + t_acomp
@@ -324,7 +327,7 @@ def _assumptions(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: SpeedRe
     if kern is not DENSE:
         grow = (f", dequantising to 16-bit from batch {kern.reconstruct_batch}" if kern.reconstruct_batch else
                 f", +{kern.batch_slope:.0%} weight-read time per extra sequence" if kern.batch_slope else "")
-        out.append(f"Quantised weights ({fmt.name}) run on the {kern.name} kernel at ~{kern.bw_eff:.0%} of that "
+        out.append(f"Quantised weights ({fmt.name}) run on {kern.name} [{kern.id}] at ~{kern.bw_eff:.0%} of that "
                    f"bandwidth{grow} (knowledge/quant_kernels.csv).")
     if engine.kv_passes > 1:
         out.append(f"{engine.name} streams the KV cache {engine.kv_passes:g} times per step (the cache is "

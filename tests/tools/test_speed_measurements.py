@@ -1,34 +1,82 @@
 """The speed estimator against published decode measurements (tests/data/speed_measurements.csv).
 
-Engine efficiencies in knowledge/engines.csv were fitted on these rows (benchmarks/calibrate_speed.py,
-whose --holdout mode reports the out-of-sample error); this test guards the calibrated result.
+Engine and kernel profiles (knowledge/engines.csv, knowledge/quant_kernels.csv) were fitted on these
+rows by benchmarks/calibrate_speed.py. The in-sample checks guard that fit; the leave-one-source-out
+checks (every source predicted by a fit on the others) guard the out-of-sample figure reported in the
+README. The issue's target is 10 % LOSO overall; the bounds below are the measured figures plus a
+small margin, so a change that makes out-of-sample accuracy worse fails here.
 """
 
 import statistics
 
 import pytest
 
-from tests.tools.speed_cases import error_table, load_cases, summary
+from benchmarks.calibrate_speed import loso
+from tests.tools.speed_cases import error_table, load_cases, source_key, summary
 
 CASES = load_cases()
 SCORED = [c for c in CASES if not c.exclude]
+ORIGINAL_SOURCES = {c.source for c in CASES if int(c.id[1:].split("-")[0]) <= 94}
 
 
 def test_table_is_big_and_varied_enough():
-    assert len(SCORED) >= 20
-    assert len({c.row["engine_id"] for c in SCORED}) >= 5
-    assert len({c.row["gpu_id"] for c in SCORED}) >= 8
+    assert len(SCORED) >= 150
+    assert len({c.engine for c in SCORED}) >= 8
+    assert len({c.row["gpu_id"] for c in SCORED}) >= 12
     assert any(int(c.row["gpus"]) > 1 for c in SCORED) and any(int(c.row["batch"]) >= 32 for c in SCORED)
     for c in CASES:
         assert c.row["source"].startswith("http") and c.measured > 0
+        assert c.row["metric"] in ("decode_per_sequence", "aggregate_output", "decode_aggregate")
 
 
-def test_median_error_at_most_20_percent():
+def test_at_least_40_new_measurements_from_new_sources_with_their_setup():
+    new = [c for c in CASES if int(c.id[1:].split("-")[0]) >= 95]
+    fresh = [c for c in new if c.source not in ORIGINAL_SOURCES]
+    assert len(fresh) >= 40 and len({c.source for c in fresh}) >= 5
+    for c in new:
+        assert c.row["batch"] and c.row["prompt_tokens"] and c.row["output_tokens"] and c.row["engine_version"]
+
+
+def test_source_key_merges_revisions_of_one_file():
+    a = "https://github.com/o/r/blob/0123456789abcdef0123456789abcdef01234567/README.md (table x)"
+    b = "https://github.com/o/r/blob/fedcba9876543210fedcba9876543210fedcba98/README.md#perf"
+    assert source_key(a) == source_key(b) == "https://github.com/o/r/blob/README.md"
+
+
+def test_in_sample_median_error_at_most_10_percent():
     s = summary(error_table(SCORED))
-    assert s["median_abs_pct"] <= 20.0, s
+    assert s["median_abs_pct"] <= 10.0, s
 
 
-@pytest.mark.parametrize("engine", ["llama.cpp", "vllm", "torch-compile", "tensorrt-llm"])
-def test_each_calibrated_engine_median_within_20_percent(engine):
-    rows = [r for r in error_table([c for c in SCORED if c.row["engine_id"] == engine])]
-    assert statistics.median(abs(r["error_pct"]) for r in rows) <= 20.0
+@pytest.mark.parametrize("engine, bound", [
+    ("llama.cpp", 20.0), ("llama.cpp-legacy", 20.0), ("vllm", 20.0), ("vllm-v0", 20.0), ("torch-compile", 20.0),
+    ("tensorrt-llm", 20.0), ("pytorch-eager-legacy", 20.0), ("sglang", 20.0),
+    # transformers 4.46 rows (bitsandbytes README) come from three machines whose host CPUs differ: the
+    # RTX 4090 desktop launches kernels ~3x faster than the H100 and T4 servers. The model has no
+    # per-machine host speed, so this engine's in-sample median is 29 % (measured when written).
+    ("pytorch-eager", 32.0)])
+def test_each_engine_in_sample_median(engine, bound):
+    rows = error_table([c for c in SCORED if c.engine == engine])
+    assert statistics.median(abs(r["error_pct"]) for r in rows) <= bound
+
+
+@pytest.fixture(scope="module")
+def loso_rows():
+    return loso(SCORED)
+
+
+def test_leave_one_source_out_overall(loso_rows):
+    # measured 15.7 % (181 rows, 24 sources) when this test was written; the target is 10 %
+    assert len(loso_rows) == len(SCORED)
+    assert summary(loso_rows)["median_abs_pct"] <= 17.0
+
+
+def test_leave_one_source_out_per_engine_with_two_or_more_sources(loso_rows):
+    # measured: llama.cpp 5.3 %, llama.cpp-legacy 9.1 %, torch-compile 8.3 %, pytorch-eager 23.3 %,
+    # pytorch-eager-legacy 20.4 % (the target is 15 % for each)
+    bounds = {"llama.cpp": 8.0, "llama.cpp-legacy": 12.0, "torch-compile": 11.0, "pytorch-eager": 26.0,
+              "pytorch-eager-legacy": 24.0}
+    for eng, bound in bounds.items():
+        mine = [r for r in loso_rows if r["engine"] == eng]
+        assert len({r["source"] for r in mine}) >= 2
+        assert statistics.median(abs(r["error_pct"]) for r in mine) <= bound, eng
