@@ -21,6 +21,7 @@ _CONTEXT_CHARS = 2000
 _CONTEXT_ELEMENTS = 10
 _FALLBACK_CHARS = 39_000
 _QUOTE_CHARS = 280
+_OPTION_COLUMNS = 3  # options side by side in Slack: the best three
 _BOLD_CHARS = 200  # a whole paragraph in bold reads badly: only a short verdict is bolded
 _PARTIAL_ENTITY = re.compile(r"&[a-z]{0,3}$")
 
@@ -101,7 +102,10 @@ def blocks_for(blocks: list[Block], fallback: str) -> tuple[str, list[dict[str, 
         elif b.kind == "numbered":
             out.append(_section(f"*{escape(heading)}*\n" + _numbered(b)))
         elif b.kind == "table":
-            title = f"*{escape(heading)}*\n" if heading and b.role == "table" else ""
+            title = f"*{escape(heading)}*\n" if heading else ""
+            if b.role == "options" and len(b.headers) > _OPTION_COLUMNS + 1:  # a phone-width code block
+                b = Block("table", headers=b.headers[:_OPTION_COLUMNS + 1], numeric=b.numeric[:_OPTION_COLUMNS + 1],
+                          rows=[r[:_OPTION_COLUMNS + 1] for r in b.rows], role=b.role)
             out.append(_section(title + _table_text(b)))
         elif b.kind == "cites":
             for pid, title, quote in b.items[: _CONTEXT_ELEMENTS - 1]:
