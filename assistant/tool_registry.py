@@ -212,7 +212,8 @@ def _vram(**kw: Any) -> dict:
 def _prices(**kw: Any) -> dict:
     r = api.prices(**kw)
     return {"as_of": r.as_of, "stale": r.stale, "data_note": r.data_note, "total_matches": r.total_matches,
-            "gpu_note": r.gpu_note, "offers": [o.to_contract() for o in r.offers]}
+            "gpu_note": r.gpu_note, "gpu_forms": list(r.gpu_forms), "regions_matched": list(r.regions_matched),
+            "region_note": r.region_note, "offers": [o.to_contract() for o in r.offers]}
 
 
 def _guide(**kw: Any) -> dict:

@@ -153,7 +153,7 @@ def find_gpus(text: str, skip: list[tuple[int, int]]) -> tuple[list[Span], list[
             if re.match(r"\s*(?:gb|gib|g\b|جی بی)", text[e:e + 5]) and key.isdigit():
                 continue
             if key in exact or key in families:
-                name = exact[key].name if key in exact else families[key][0].family
+                name = _as_meant(exact[key], text[s:e]) if key in exact else families[key][0].family
                 found.append(Span(s, e, name, text[s:e]))
                 used.update(range(i, i + n))
                 break
@@ -171,6 +171,16 @@ def find_gpus(text: str, skip: list[tuple[int, int]]) -> tuple[list[Span], list[
             continue
         unknown.append(Span(m.start(1), m.end(1), m.group(1), m.group(1)))
     return found, unknown
+
+
+def _as_meant(g, written: str) -> str:
+    """"A100 80GB" means both the SXM and the PCIe card unless a form is written; the name kept is
+    then the family and memory, which every tool reads (the price tool covers the forms, the memory
+    calculator takes the family's default form and says so)."""
+    if not g.family or re.search(r"sxm|pci|nvl|mega|server", written):
+        return g.name
+    mem = re.search(r"(\d{2,3})\s?gb", written)
+    return f"{g.family} {mem.group(1)}GB" if mem else g.family
 
 
 @lru_cache(maxsize=1)

@@ -78,6 +78,7 @@ def _understand_cached(raw: str) -> Query:
     if pivot is not None and any(g.start >= pivot for g in gpus):
         gpus = [g for g in gpus if g.start >= pivot]  # "... RTX 4090? wait no, it's an RTX 4080": the later one
     gpus = [_variant_by_memory(t, g) for g in gpus]
+    gpus += _elided_variants(t, gpus)
     if model and pivot is not None:
         model = _corrected_size(t, model, pivot)
     if model:
@@ -158,8 +159,23 @@ def _variant_by_memory(t: str, g: Any) -> Any:
     if not m:
         return g
     fits = [x for x in members if x.memory_gib and abs(x.memory_gib - float(m.group(1))) < 1]
-    best = next((x for x in fits if x.family_default), fits[0] if fits else None)
-    return Span(g.start, g.end, best.name, g.text) if best else g
+    return Span(g.start, g.end, f"{fits[0].family} {m.group(1)}GB", g.text) if fits else g
+
+
+def _elided_variants(t: str, gpus: list) -> list:
+    """"A100 40GB vs 80GB": the second side is the same family with the other memory."""
+    from assistant.engine.names import Span
+    from knowledge.catalog import gpu_names
+
+    _, families = gpu_names()
+    out = []
+    for g in gpus:
+        family = g.value.split(" ")[0]
+        m = re.match(r"\s*(?:\(?\d+\s?gb\)?)?\s*(?:vs\.?|versus|or|and|/|ya|یا|اور)\s*(\d{2,3})\s?gb\b", t[g.end:g.end + 30])
+        members = families.get(re.sub(r"[^a-z0-9]", "", family.lower()), [])
+        if m and any(x.memory_gib and abs(x.memory_gib - float(m.group(1))) < 1 for x in members):
+            out.append(Span(g.end + m.start(1), g.end + m.end(), f"{family} {m.group(1)}GB", m.group(0)))
+    return out
 
 
 def _as_written(raw: str, found: str) -> str:

@@ -7,6 +7,7 @@ from typing import Any
 from assistant.engine.answer import Finding, Sections, Table
 from assistant.engine.compose.common import (Done, add_details, engine_name, gpu_label, kn, model_label, model_name,
                                              q_, results, set_verdict, user_number)
+from assistant.engine.compose.images import image_speed_part, is_image_speed
 from assistant.engine.query import Query
 
 _MIN_COMPONENT_GB = 0.005
@@ -67,7 +68,7 @@ def vram_assumptions(q: Query, r: dict[str, Any]) -> list[Finding]:
 def _fit_finding(r: dict[str, Any], prefix: str = "fit", q: Query | None = None) -> tuple[Finding, str]:
     inp, f = r.get("inputs", {}), r.get("fit")
     prec: Any = inp.get("weight_precision") or inp.get("precision") or ""
-    if r.get("model", {}).get("kind") == "image-generation" and str(prec).startswith("default"):
+    if r.get("model", {}).get("kind") == "image-generation" and (not prec or str(prec).startswith("default")):
         prec = {"code": "term.default_precision"}
     p = {"model": model_label(r), "method": inp.get("method", "inference"), "precision": prec,
          "total": q_(r["total_gb"], "gb")}
@@ -166,6 +167,10 @@ def _fit_compare(vr: list[dict[str, Any]], s: Sections) -> None:
 
 def speed_part(q: Query, done: Done, s: Sections) -> None:
     sp = results(done, "speed_estimator")
+    images = [r for _, r in sp if is_image_speed(r)]
+    if images:
+        image_speed_part(q, images, s)
+    sp = [(a, r) for a, r in sp if not is_image_speed(r)]
     if not sp:
         return
     rs = [r for _, r in sp]

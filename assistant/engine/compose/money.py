@@ -8,6 +8,7 @@ from assistant.engine.answer import Finding, Sections, Table
 from assistant.engine.compose.common import (Done, add_details, kn, model_label, note_data, q_, results, set_verdict,
                                              user_number)
 from assistant.engine.compose.memory import stated
+from assistant.engine.compose.images import image_cost_part, is_image_cost
 from assistant.engine.query import Query
 
 _PRICE_COLUMNS = ["col.provider", "col.instance", "col.gpu", "col.gpus", "col.pricing", "col.usd_gpu_h", "col.usd_h",
@@ -156,6 +157,12 @@ def _serve_numbers(sv: dict[str, Any]) -> list:
 
 def cost_part(q: Query, done: Done, s: Sections) -> None:
     cs = results(done, "cost_estimator")
+    images = [(a, r) for a, r in cs if is_image_cost(r)]
+    for a, r in images:
+        note_data(s, r)
+    if images:
+        image_cost_part(q, images, s)
+    cs = [(a, r) for a, r in cs if not is_image_cost(r)]
     if not cs:
         return
     for a, r in cs:

@@ -22,7 +22,24 @@ def _title(o: dict[str, Any]) -> Finding:
                                               "provider": off.get("provider", "")})
 
 
+def _image_numbers(o: dict[str, Any]) -> list:
+    out = [kn("num.memory_per_gpu", {"code": "value.of", "params": {"a": q_(o.get("vram_per_gpu_gb"), "gb"),
+                                                                     "b": q_(o.get("gpu_memory_gb"), "gb")}}),
+           kn("num.seconds_per_image", o.get("seconds_per_image"), "s")]
+    if o.get("kind") == "image-endpoint":
+        out += [kn("num.replicas", o.get("replicas")), kn("num.monthly", o.get("monthly_usd"), "usd_month")]
+    else:
+        out += [kn("num.hours", o.get("hours"), "h"), kn("num.job_cost", o.get("job_cost_usd"), "usd")]
+        if o.get("spot_job_cost_usd") is not None:
+            out.append(kn("num.spot_job_cost", o["spot_job_cost_usd"], "usd"))
+    out.append(kn("num.usd_per_1000_images", o.get("usd_per_1000_images") or (o.get("job") or {}).get("usd_per_1000_images"),
+                  "usd"))
+    return out + [kn("num.price_h", o.get("price_usd_per_hour"), "usd_h")]
+
+
 def _numbers(o: dict[str, Any], train: bool) -> list:
+    if str(o.get("kind", "")).startswith("image"):
+        return _image_numbers(o)
     out = [kn("num.memory_per_gpu", {"code": "value.of", "params": {"a": q_(o.get("vram_per_gpu_gb"), "gb"),
                                                                      "b": q_(o.get("gpu_memory_gb"), "gb")}})]
     if train:
@@ -44,6 +61,14 @@ def _numbers(o: dict[str, Any], train: bool) -> list:
 
 def _why(o: dict[str, Any], train: bool) -> list[Finding]:
     """Why the best option works, each claim resting on a guide passage (built from its fields)."""
+    if str(o.get("kind", "")).startswith("image"):
+        out = [Finding(code="why.fits_image", params={"total": q_(o.get("vram_per_gpu_gb"), "gb"),
+                                                      "mem": q_(o.get("gpu_memory_gb"), "gb")}, passage_id="ga-31")]
+        if o.get("kind") == "image-endpoint":
+            out.append(Finding(code="why.spot_serving", passage_id="ga-34"))
+        elif o.get("spot_job_cost_usd") is not None:
+            out.append(Finding(code="why.spot_batch_images", passage_id="ga-45"))
+        return out
     out = [Finding(code="why.fits_train" if train else "why.fits_serve", params={
         "total": q_(o.get("vram_per_gpu_gb"), "gb"), "mem": q_(o.get("gpu_memory_gb"), "gb"),
         "precision": o.get("precision") or "", "method": o.get("method") or ""},
@@ -96,7 +121,10 @@ def recommend_part(q: Query, done: Done, s: Sections) -> None:
         s.headline.append(Finding(code="rec.best", params={
             "n": best.get("gpu_count") or 1, "gpu": best.get("gpu", ""), "provider": off.get("provider", ""),
             "price": q_(best.get("price_usd_per_hour"), "usd_h")}))
-        if train:
+        if best.get("kind") == "image-endpoint":
+            s.headline.append(Finding(code="rec.best_image_endpoint", params={
+                "replicas": best.get("replicas"), "monthly": q_(best.get("monthly_usd"), "usd_month")}))
+        elif train:
             s.headline.append(Finding(code="rec.best_train", params={"hours": q_(best.get("hours"), "h"),
                                                                      "usd": q_(best.get("job_cost_usd"), "usd")}))
         else:
