@@ -333,4 +333,22 @@ def _way_forward(q: Query, done: Done) -> list[Call]:
                 a = {k: v for k, v in _vram_args(q).items()} | {"gpu": args["gpu"],
                                                                 "min_tokens_per_s_per_user": q.min_tokens_per_s}
                 out.append({"name": "way_forward", "args": a})
+        elif name in ("cost_estimator", "training_time") and "error" not in r and args.get("gpu") and _training(q):
+            hours = r.get("runtime_hours", r.get("hours"))
+            total = r.get("total_usd")
+            goal: dict[str, Any] = {}
+            if q.deadline_hours and hours is not None and hours > q.deadline_hours:
+                goal["deadline_hours"] = q.deadline_hours  # past the deadline: more or faster GPUs
+            if q.budget_usd_total and total is not None and total > q.budget_usd_total:
+                goal["budget_usd"] = q.budget_usd_total  # over budget: cheaper GPUs, QLoRA, fewer epochs
+            if goal:
+                a = _vram_args(q) | {"gpu": args["gpu"]} | goal | _goal_data(q)
+                out.append({"name": "way_forward", "args": a})
     return out[:2]
+
+
+def _goal_data(q: Query) -> dict[str, Any]:
+    d = _data_args(q)
+    if "examples" in d:
+        d = {"dataset_tokens": d.pop("examples") * d.pop("tokens_per_example"), **d}
+    return {k: v for k, v in d.items() if k in ("dataset_tokens", "epochs")}
