@@ -178,11 +178,12 @@ def _latin_words(text: str) -> list[str]:
 
 def _names(done, extra: list[str]) -> set[str]:
     """Names an Urdu answer may show in Latin: catalog names, the tool results' names, the Urdu guide's own."""
-    from knowledge.catalog import load_gpus, load_models, load_providers
+    from knowledge.catalog import load_diffusion_models, load_gpus, load_models, load_providers
     from knowledge.guide_index import load_passages
 
     texts = [g.name for g in load_gpus()] + [m.name for m in load_models()] + [m.id for m in load_models()] + extra
     texts += [str(p) for p in (load_providers() or {})]
+    texts += [c[0].model_name for c in load_diffusion_models().values()]
     texts += [p.text_ur + " " + p.section_ur for p in load_passages()]
     texts += [v for _, _, r in done for v in _name_values(r)]
     texts += [str(v) for _, a, _ in done for v in a.values()]  # what the user named, echoed back
@@ -300,3 +301,15 @@ def test_slack_blocks_fit_the_limits_and_put_the_verdict_first(answers):
     assert blocks[1]["text"]["text"].startswith("*Yes — it fits.")
     assert blocks[2]["text"]["text"] == "*Key numbers*" and len(blocks[2]["fields"]) >= 4
     assert blocks[-1]["type"] == "context" and blocks[-1]["elements"][0]["text"].startswith("*[")
+
+
+def test_image_pipeline_answers_in_both_languages():
+    done = [("speed_estimator", {}, run_tool("speed_estimator", {"model": "flux.1-dev", "gpu": "L40S"})),
+            ("cost_estimator", {}, run_tool("cost_estimator", {"model": "flux.1-dev", "gpu": "L40S", "serve": True}))]
+    en = render_text(compose(Query(intents=["speed"], model="flux.1-dev", gpus=["L40S"]), done))
+    sec = done[0][2]["seconds_per_image"]
+    assert f"FLUX.1 [dev] on L40S: about {sec:.1f} s per image" in en and "per 1,000 images" in en
+    assert en.count("Time per image:") == 1
+    ur = compose(Query(intents=["speed"], model="flux.1-dev", gpus=["L40S"], answer_lang="ur"), done)
+    words = [w for w in _latin_words(render_text(ur)) if w not in TECH | _names(done, ["flux.1-dev", "L40S"])]
+    assert not words, words

@@ -54,6 +54,7 @@ def compose(query: Query, done: Done) -> Sections:
             if i and key == "vram_calculator" and had:
                 del s.key_numbers[had:]  # the main part's numbers stand; a check at other settings adds its verdict
         drop_repeated_defaults(s)
+        s.key_numbers = _first_of_each(s.key_numbers)
     elif s.verdict != "ask":
         _nothing_computed(query, done, s)
     s.citations = _citations(query, done, s)
@@ -74,6 +75,18 @@ def _out_of_range(q: Query, what: str) -> Finding:
         return Finding(code="notice.out_of_range_field", params={"field": f"field.{what}",
                                                                   "value": q_(user_number(value), unit)})
     return Finding(code="notice.out_of_range", params={"what": what.replace("_", " ")})
+
+
+def _first_of_each(numbers: list) -> list:
+    """Key numbers without repeats (the same label and value from two tools), in order."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for k in numbers:
+        key = (k.label, repr(k.value))
+        if key not in seen:
+            seen.add(key)
+            out.append(k)
+    return out
 
 
 def _computed(done: Done) -> bool:

@@ -62,6 +62,7 @@ def model_name(r: dict[str, Any], q: Query | None = None) -> str:
     if isinstance(m, dict) and m.get("name"):
         return str(m["name"])
     mid = (r.get("inputs") or {}).get("model") if isinstance(r.get("inputs"), dict) else None
+    mid = mid or (m if isinstance(m, str) else None)
     mid = mid or (q.model if q is not None else None)
     if mid:
         return catalog_model_name(str(mid))
@@ -106,13 +107,14 @@ def engine_name(engine_id: str | None) -> str:
 
 
 def catalog_model_name(model_id: str) -> str:
-    from knowledge.catalog import resolve_model
+    from knowledge.catalog import resolve_diffusion, resolve_model
     from tools.errors import AdvisorError
 
     try:
         return resolve_model(model_id).name or model_id
     except AdvisorError:
-        return model_id
+        pipe = resolve_diffusion(model_id)  # an image pipeline: its components carry the name
+        return pipe[0].model_name if pipe else model_id
 
 
 _FLAG = re.compile(r",?\s*--[a-z][\w-]*(?:\s+[A-Z]\b)?")

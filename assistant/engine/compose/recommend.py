@@ -32,8 +32,8 @@ def _image_numbers(o: dict[str, Any]) -> list:
         out += [kn("num.hours", o.get("hours"), "h"), kn("num.job_cost", o.get("job_cost_usd"), "usd")]
         if o.get("spot_job_cost_usd") is not None:
             out.append(kn("num.spot_job_cost", o["spot_job_cost_usd"], "usd"))
-    out.append(kn("num.usd_per_1000_images", o.get("usd_per_1000_images") or (o.get("job") or {}).get("usd_per_1000_images"),
-                  "usd"))
+    per1k = o.get("usd_per_1000_images") or (o.get("job") or {}).get("usd_per_1000_images")
+    out.append(kn("num.usd_per_1000_images", per1k, "usd"))
     return out + [kn("num.price_h", o.get("price_usd_per_hour"), "usd_h")]
 
 
