@@ -428,3 +428,9 @@ def test_gguf_formats_are_shown_as_llama_cpp_writes_them():
     s = compose(q(model="llama-3.1-8b", gpus=["L4"], precision="q4_k_m"),
                 [("vram_calculator", {}, vram(precision="q4_k_m"))])
     assert "(inference, Q4_K_M)" in render_text(s) and "q4_k_m" not in render_text(s)
+
+
+def test_a_result_of_unexpected_shape_does_not_sink_the_answer():
+    s = compose(q(intents=["speed"], model="llama-3.1-8b", gpus=["L4"]),
+                [("speed_estimator", {}, {"gpu": {"name": "L4"}}), ("vram_calculator", {}, vram())])
+    assert "notice.part_failed" in codes(s.notices) and "fit.yes" in codes(s.headline)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 __all__ = ["compose", "understood"]
 
+import logging
 from typing import Any
 
 from assistant.engine.answer import CitationRef, Finding, Sections
@@ -31,6 +32,7 @@ _FIRST = {"fit": "vram_calculator", "speed": "speed_estimator", "compare": "spee
           "train_time": "training_time", "cost": "cost_estimator", "recommend": "recommend_gpus",
           "prices": "price_query"}
 _MAX_CITATIONS = 4
+log = logging.getLogger(__name__)
 
 
 def compose(query: Query, done: Done) -> Sections:
@@ -50,7 +52,12 @@ def compose(query: Query, done: Done) -> Sections:
             order.insert(0, "solve")
         for i, key in enumerate(order + [k for k in _PARTS if k not in order]):
             had = len(s.key_numbers)
-            _PARTS[key](query, done, s)
+            try:
+                _PARTS[key](query, done, s)
+            except (KeyError, TypeError, ValueError, AttributeError, IndexError):
+                # a result of an unexpected shape: the rest of the answer still stands, and says so
+                log.exception("compose: %s part failed", key)
+                s.notices.append(Finding(code="notice.part_failed"))
             if i and key == "vram_calculator" and had:
                 del s.key_numbers[had:]  # the main part's numbers stand; a check at other settings adds its verdict
         drop_repeated_defaults(s)
