@@ -51,12 +51,6 @@ def _wait_ready(url: str, procs: list[subprocess.Popen], timeout_s: float = 90.0
     raise AssertionError(f"{url} did not come up in {timeout_s:.0f} s")
 
 
-@pytest.fixture()
-def services(pg_url: str, redis_url: tuple[str, str]) -> dict[str, str]:
-    url, prefix = redis_url
-    return {"GPU_ADVISOR_DATABASE_URL": pg_url, "GPU_ADVISOR_REDIS_URL": url, "GPU_ADVISOR_REDIS_PREFIX": prefix}
-
-
 def _stop(procs: list[subprocess.Popen]) -> None:
     for p in procs:
         p.terminate()
@@ -67,22 +61,35 @@ def _stop(procs: list[subprocess.Popen]) -> None:
             p.kill()
 
 
-@pytest.fixture()
-def two_apps(services: dict[str, str], tmp_path: Path) -> Iterator[list[str]]:
-    env = dict(services, GPU_ADVISOR_AUTH="alice:alice-pw,bob:bob-pw")
-    ports = [_port(), _port()]
-    procs = [_start(["app.py", "--port", str(p)], env, tmp_path / f"home{i}") for i, p in enumerate(ports)]
+@pytest.fixture(scope="module")
+def team(pg_url: str, redis_url: tuple[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """Two app processes and two Slack bot processes, started together (they load in parallel), on one
+    PostgreSQL database and one Redis key prefix; a mock Slack Web API for the bots."""
+    url, prefix = redis_url
+    services = {"GPU_ADVISOR_DATABASE_URL": pg_url, "GPU_ADVISOR_REDIS_URL": url, "GPU_ADVISOR_REDIS_PREFIX": prefix}
+    mock = MockSlack()
+    app_env = dict(services, GPU_ADVISOR_AUTH="alice:alice-pw,bob:bob-pw")
+    bot_env = dict(services, SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, SLACK_API_URL=mock.api_url)
+    home = tmp_path_factory.mktemp("team")
+    app_ports, bot_ports = [_port(), _port()], [_port(), _port()]
+    procs = [_start(["app.py", "--port", str(p)], app_env, home / f"app{i}") for i, p in enumerate(app_ports)]
+    procs += [_start(["-m", "assistant.cli", "slack", "--port", str(p)], bot_env, home / f"bot{i}")
+              for i, p in enumerate(bot_ports)]
     try:
-        urls = [f"http://127.0.0.1:{p}/" for p in ports]
-        for u in urls:
+        apps = [f"http://127.0.0.1:{p}/" for p in app_ports]
+        bots = [f"http://127.0.0.1:{p}/" for p in bot_ports]
+        for u in apps:
             _wait_ready(u + "api/threads/x", procs)
-        yield urls
+        for u in bots:
+            _wait_ready(u + "healthz", procs)
+        yield {"apps": apps, "bots": bots, "slack": mock}
     finally:
         _stop(procs)
+        mock.close()
 
 
-def test_two_app_processes_alternate_turns_of_one_conversation(two_apps):
-    a, b = two_apps
+def test_two_app_processes_alternate_turns_of_one_conversation(team):
+    a, b = team["apps"]
     alice = ("alice", "alice-pw")
     first = httpx.post(a + "api/ask", json={"question": FIT_Q, "thread_id": "team-plan"}, auth=alice, timeout=120)
     assert first.status_code == 200, first.text
@@ -113,32 +120,20 @@ def _post_event(url: str, body: str, **headers: str) -> int:
     return httpx.post(url, content=body.encode(), headers=hdrs, timeout=30).status_code
 
 
-def test_slack_retry_delivered_to_the_other_bot_is_answered_once(services, tmp_path):
-    mock = MockSlack()
-    env = dict(services, SLACK_BOT_TOKEN=BOT_TOKEN, SLACK_SIGNING_SECRET=SIGNING_SECRET, SLACK_API_URL=mock.api_url)
-    env.pop("SLACK_APP_TOKEN", None)
-    ports = [_port(), _port()]
-    procs = [_start(["-m", "assistant.cli", "slack", "--port", str(p)], env, tmp_path / f"bot{i}")
-             for i, p in enumerate(ports)]
-    try:
-        urls = [f"http://127.0.0.1:{p}/" for p in ports]
-        for u in urls:
-            _wait_ready(u + "healthz", procs)
-        ch = new_channel()
-        body = event_body(mention(ch, "Cheapest H100 per hour?"))
-        assert _post_event(urls[0] + "slack/events", body) == 200
-        # Slack did not see that ack in time and retries, through the load balancer, at the other bot
-        assert _post_event(urls[1] + "slack/events", body, x_slack_retry_num="1",
-                           x_slack_retry_reason="http_timeout") == 200
-        mock.wait_for(lambda: mock.calls_to("chat.update", ch), timeout_s=60)
-        time.sleep(1.0)  # a second answer, if any, would have been posted by now
-        assert len(mock.calls_to("chat.update", ch)) == 1 and len(mock.calls_to("chat.postMessage", ch)) == 1
-        # a follow-up in the thread, through the other bot, continues the conversation stored in PostgreSQL
-        ts = json.loads(body)["event"]["ts"]
-        follow = event_body(mention(ch, "and on spot?", thread_ts=ts))
-        assert _post_event(urls[1] + "slack/events", follow) == 200
-        mock.wait_for(lambda: len(mock.calls_to("chat.update", ch)) == 2, timeout_s=60)
-        assert "H100" in mock.calls_to("chat.update", ch)[1]["text"]
-    finally:
-        _stop(procs)
-        mock.close()
+def test_slack_retry_delivered_to_the_other_bot_is_answered_once(team):
+    mock, urls = team["slack"], team["bots"]
+    ch = new_channel()
+    body = event_body(mention(ch, "Cheapest H100 per hour?"))
+    assert _post_event(urls[0] + "slack/events", body) == 200
+    # Slack did not see that ack in time and retries, through the load balancer, at the other bot
+    assert _post_event(urls[1] + "slack/events", body, x_slack_retry_num="1",
+                       x_slack_retry_reason="http_timeout") == 200
+    mock.wait_for(lambda: mock.calls_to("chat.update", ch), timeout_s=60)
+    time.sleep(1.0)  # a second answer, if any, would have been posted by now
+    assert len(mock.calls_to("chat.update", ch)) == 1 and len(mock.calls_to("chat.postMessage", ch)) == 1
+    # a follow-up in the thread, through the other bot, continues the conversation stored in PostgreSQL
+    ts = json.loads(body)["event"]["ts"]
+    follow = event_body(mention(ch, "and on spot?", thread_ts=ts))
+    assert _post_event(urls[1] + "slack/events", follow) == 200
+    mock.wait_for(lambda: len(mock.calls_to("chat.update", ch)) == 2, timeout_s=60)
+    assert "H100" in mock.calls_to("chat.update", ch)[1]["text"]
