@@ -434,3 +434,8 @@ def test_a_result_of_unexpected_shape_does_not_sink_the_answer():
     s = compose(q(intents=["speed"], model="llama-3.1-8b", gpus=["L4"]),
                 [("speed_estimator", {}, {"gpu": {"name": "L4"}}), ("vram_calculator", {}, vram())])
     assert "notice.part_failed" in codes(s.notices) and "fit.yes" in codes(s.headline)
+
+
+def test_a_run_given_in_minutes_is_understood_in_minutes():
+    s = compose(q(intents=["cost"], gpus=["H100"], duration_hours=0.2), [])
+    assert "running 12 min" in render_text(s).split("\n")[0]

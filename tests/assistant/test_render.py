@@ -309,8 +309,22 @@ def test_image_pipeline_answers_in_both_languages():
             ("cost_estimator", {}, run_tool("cost_estimator", {"model": "flux.1-dev", "gpu": "L40S", "serve": True}))]
     en = render_text(compose(Query(intents=["speed"], model="flux.1-dev", gpus=["L40S"]), done))
     sec = done[0][2]["seconds_per_image"]
-    assert f"FLUX.1 [dev] on L40S: about {sec:.1f} s per image" in en and "per 1,000 images" in en
+    assert f"FLUX.1 [dev] on L40S: about {sec:.1f} s per image" in en and "per thousand images" in en
     assert en.count("Time per image:") == 1
     ur = compose(Query(intents=["speed"], model="flux.1-dev", gpus=["L40S"], answer_lang="ur"), done)
     words = [w for w in _latin_words(render_text(ur)) if w not in TECH | _names(done, ["flux.1-dev", "L40S"])]
     assert not words, words
+
+
+def test_scrubbing_an_unbacked_number_drops_its_statements_and_keeps_the_shape(answers):
+    from assistant.engine.render import scrub_sections
+
+    s = answers[("fit-yes", "en")]
+    head = render_text(s).split("\n")[2]
+    number = re.search(r"leaving (\S+) GB free", head).group(1)
+    scrubbed = scrub_sections(s, [number])
+    text = render_text(scrubbed)
+    assert number not in text and "Key numbers:" in text and "Yes — it fits" not in text
+    assert len(scrubbed.key_numbers) == len(s.key_numbers)  # the other statements stay whole
+    md = render_markdown(scrub_sections(answers[("prices", "en")], ["1.29"]))
+    assert "1.29" not in md and "#### Offers, cheapest first" in md

@@ -250,6 +250,8 @@ def _quantities(q: Query) -> list[Finding]:
         if v is not None:
             if isinstance(v, float) and v.is_integer():
                 v = int(v)  # as the user said it: 80 GB, 3 epochs, $100
+            if field == "duration_hours" and v < 1 and abs(v * 60 - round(v * 60)) < 1e-6:
+                v, unit = round(v * 60), "min"  # a run given in minutes stays in minutes
             out.append(Finding(code=code, params={"v": q_(v, unit)}))
     return out
 

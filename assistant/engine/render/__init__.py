@@ -8,12 +8,12 @@ Each reads `Sections` (assistant/engine/answer.py) through the same layout; none
 
 from __future__ import annotations
 
-__all__ = ["render", "render_markdown", "render_slack", "render_text"]
+__all__ = ["render", "render_markdown", "render_slack", "render_text", "scrub_sections"]
 
 from typing import Any
 
 from assistant.engine.answer import Sections
-from assistant.engine.render.layout import Block, layout
+from assistant.engine.render.layout import Block, cell_text, finding_text, key_number_text, layout, offer_text
 from assistant.formatting import table as text_table
 
 
@@ -124,3 +124,35 @@ def render_slack(sections: Sections | dict[str, Any]) -> tuple[str, list[dict[st
 def render(sections: Sections | dict[str, Any], fmt: str = "text") -> str:
     """render_text or render_markdown by name ('text' | 'markdown')."""
     return render_markdown(sections) if fmt == "markdown" else render_text(sections)
+
+
+def scrub_sections(sections: Sections | dict[str, Any], unbacked: list[str]) -> Sections:
+    """The answer without the statements that show a number no tool result or user message backs.
+
+    The grounding check reads the rendered text; this drops, in the typed answer, each finding, key
+    number, table row, option or note whose own text (in the answer's language) shows one of
+    `unbacked`, so headings, lists and tables keep their shape (no text is cut apart)."""
+    s = _sections(sections).model_copy(deep=True)
+    lang = s.lang
+
+    def bad(text: str) -> bool:
+        return any(u and u in text for u in unbacked)
+
+    for name in ("understood", "headline", "explanation", "assumptions", "notices"):
+        setattr(s, name, [f for f in getattr(s, name) if not bad(finding_text(lang, f))])
+    s.key_numbers = [k for k in s.key_numbers if not bad(key_number_text(lang, k))]
+    for t in s.tables:
+        units = list(t.units) + [""] * len(t.columns)
+        t.rows = [r for r in t.rows if not bad(" ".join(cell_text(lang, c, units[i]) for i, c in enumerate(r)))]
+    for name in ("options", "way_forward"):
+        kept = []
+        for o in getattr(s, name):
+            o.numbers = [k for k in o.numbers if not bad(key_number_text(lang, k))]
+            if o.offer and bad(offer_text(lang, o.offer)):
+                o.offer = None
+            if not bad(finding_text(lang, o.title)):
+                kept.append(o)
+        setattr(s, name, kept)
+    s.tables = [t for t in s.tables if t.rows]
+    s.details = [d for d in s.details if not bad(d)]
+    return s
