@@ -34,7 +34,12 @@ def vram_assumptions(q: Query, r: dict[str, Any]) -> list[Finding]:
     """Coded assumptions from the values the calculator used (defaults said as defaults)."""
     inp = r.get("inputs", {})
     if r.get("model", {}).get("kind") == "image-generation":
-        out = [Finding(code="assume.diffusion_weights"), Finding(code="assume.diffusion_activations")]
+        if inp.get("width"):
+            out = [Finding(code="assume.diffusion_peak", params={
+                "res": f"{inp['width']}x{inp.get('height', inp['width'])}", "batch": inp.get("batch", 1),
+                "placement": {"code": f"term.placement_{inp.get('placement', 'all-on-gpu')}"}})]
+        else:
+            out = [Finding(code="assume.diffusion_weights"), Finding(code="assume.diffusion_activations")]
         return out + ([gpu_memory_assumption(r["fit"], q)] if r.get("fit") else [])
     out = [Finding(code="assume.per_gpu")]
     method = inp.get("method", "inference")

@@ -92,9 +92,8 @@ def _options_table(lang: str, options: list[Option]) -> Block:
 
 def offer_text(lang: str, offer: dict[str, Any]) -> str:
     region = offer.get("region") or ""
-    return message(lang, "offer.line",
-                   {"provider": offer.get("provider") or "", "instance": offer.get("instance_type") or "",
-                                        "region": f", {region}" if region else "",
+    where = " ".join(x for x in (offer.get("provider"), offer.get("instance_type")) if x)
+    return message(lang, "offer.line", {"where": where, "region": f", {region}" if region else "",
                                         "price": {"v": offer.get("price_usd_per_hour"), "u": "usd_h"}})
 
 
