@@ -25,6 +25,16 @@ def _texts(blocks: list[dict[str, Any]]) -> list[str]:
     return out
 
 
+def _lines(answer_text: str) -> tuple[str, str]:
+    """(the "Understood: …" line, the verdict without its bold marks) of an answer's Markdown."""
+    lines = [ln for ln in answer_text.splitlines() if ln.strip()]
+    return lines[0], lines[1].strip("*")
+
+
+def _sections(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [b for b in blocks if b["type"] == "section"]
+
+
 def _answer_of(slack_mock: Any, channel: str) -> dict[str, Any]:
     updates = slack_mock.calls_to("chat.update", channel)
     assert len(updates) == 1, updates
@@ -50,16 +60,18 @@ def test_mention_is_answered_in_its_thread_with_blocks(make_app, slack_mock, rec
     assert update["ts"] == placeholder_ts
     ans = recorder.asked[-1][2]
     assert recorder.asked[-1][1] == thread_id_for(TEAM, ch, ts) == f"slack:{TEAM}:{ch}:{ts}"
-    verdict = ans.answer.splitlines()[0]
-    assert update["blocks"][0] == {"type": "section", "text": {"type": "mrkdwn", "text": f"*{verdict}*",
+    understood, verdict = _lines(ans.answer)
+    assert update["blocks"][0] == {"type": "context", "elements": [{"type": "mrkdwn", "text": understood,
+                                                                     "verbatim": True}]}
+    assert update["blocks"][1] == {"type": "section", "text": {"type": "mrkdwn", "text": f"*{verdict}*",
                                                                 "verbatim": True}}
     assert "fits" in verdict
     fields = [f["text"] for b in update["blocks"] for f in b.get("fields", [])]
-    assert any("weights" in f and "GB" in f for f in fields) and len(fields) <= 10
+    assert any("weights" in f.lower() and "GB" in f for f in fields) and len(fields) <= 10
     context = update["blocks"][-1]
     assert context["type"] == "context"
     assert ans.citations and all(f"[{c.passage_id}]" in " ".join(_texts([context])) for c in ans.citations)
-    assert update["text"].startswith(verdict)  # the plain-text fallback is the whole answer
+    assert verdict in update["text"]  # the plain-text fallback is the whole answer
     assert all(c["auth"] == f"Bearer {BOT_TOKEN}" for c in slack_mock.calls if c["method"] == "chat.update")
 
 
@@ -69,10 +81,10 @@ def test_direct_message_is_answered_in_the_dm_and_bot_messages_are_ignored(make_
     posts = slack_mock.calls_to("chat.postMessage", ch)
     assert len(posts) == 1 and posts[0].get("thread_ts") is None
     update = _answer_of(slack_mock, ch)
-    assert "H100" in update["blocks"][0]["text"]["text"]
-    table = [t for t in _texts(update["blocks"]) if t.startswith("```")]
-    assert table and "Provider" in table[0] and "$/GPU-h" in table[0]
-    assert any(":date:" in t and "Prices as of" in t for t in _texts(update["blocks"]))
+    assert "H100" in _sections(update["blocks"])[0]["text"]["text"]
+    table = [t for t in _texts(update["blocks"]) if "```" in t]
+    assert table and "Provider" in table[0] and "$/GPU-hour" in table[0]
+    assert any("Prices as of" in t for t in _texts(update["blocks"]))
     assert recorder.asked[-1][1] == thread_id_for(TEAM, ch, "dm")
 
     # the bot's own replies, edits and other bots' messages never trigger an answer
@@ -93,9 +105,9 @@ def test_slash_command_acks_at_once_then_responds_in_channel(make_app, slack_moc
     assert resp.status == 200 and "Working on it" in resp.body
     [reply] = slack_mock.responses(ch)
     assert reply["response_type"] == "in_channel" and reply["replace_original"] is False
-    assert reply["blocks"][0]["text"]["text"].startswith("*Best options")
-    table = [t for t in _texts(reply["blocks"]) if t.startswith("```")]
-    assert table and "GB/GPU" in table[0]
+    verdict, options = _sections(reply["blocks"])[:2]
+    assert verdict["text"]["text"].startswith("*Best choice")
+    assert options["text"]["text"].startswith("*Best options*\n```") and "Memory per GPU" in options["text"]["text"]
     assert recorder.asked[-1][1] == thread_id_for(TEAM, ch, "cmd-U0ALICE")
     assert slack_mock.calls_to("chat.postMessage", ch) == []
 
@@ -222,8 +234,9 @@ def test_urdu_question_gets_urdu_working_text_and_an_intact_answer(make_app, sla
     ans = recorder.asked[-1][2]
     assert ans.language == "ur"
     update = _answer_of(slack_mock, ch)
-    assert update["text"] == ans.answer.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    assert update["blocks"][0]["text"]["text"] == f"*{ans.answer.splitlines()[0]}*"
+    understood, verdict = _lines(ans.answer)
+    assert verdict in update["text"] and understood.strip("_") in update["text"]
+    assert update["blocks"][1]["text"]["text"] == f"*{verdict}*"
     assert any(c.quote in " ".join(_texts(update["blocks"])) for c in ans.citations)
 
 
