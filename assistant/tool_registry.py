@@ -30,7 +30,16 @@ class ModelRef(BaseModel):
     params_b: Num = Field(None, description="parameter count in billions when no name is known (rough)")
 
 
-class VramArgs(ModelRef):
+class ImageShape(BaseModel):
+    """Image-pipeline settings (SDXL, SD3, FLUX.1 ...); ignored for language models."""
+
+    resolution: int | None = Field(None, description="pixels of one side of a square image, e.g. 1024")
+    steps: int | None = Field(None, description="denoising steps")
+    guidance: Num = Field(None, description="classifier-free guidance scale (1 = off)")
+    placement: str | None = Field(None, description="all-on-gpu, drop-text-encoders, model-offload, sequential-offload")
+
+
+class VramArgs(ImageShape, ModelRef):
     method: Literal["inference", "full", "lora", "qlora"] = Field("inference", description="what the GPU does")
     weight_precision: str | None = Field(None, description="bf16 fp16 fp8 int8 int4 nf4 or GGUF q4_k_m q8_0 ...")
     batch: int | None = Field(None, description="micro-batch (training) or concurrent sequences (inference)")
@@ -45,7 +54,7 @@ class VramArgs(ModelRef):
     lora_rank: int | None = None
 
 
-class SpeedArgs(ModelRef):
+class SpeedArgs(ImageShape, ModelRef):
     gpu: str = Field(description="GPU name")
     gpus: int | None = Field(None, description="GPUs the model is split over")
     precision: str | None = Field(None, description="bf16 fp8 int8 int4 q4_k_m ...")
@@ -84,7 +93,8 @@ class PriceArgs(BaseModel):
     limit: int = Field(5, ge=1, le=50)
 
 
-class CostArgs(ModelRef):
+class CostArgs(ImageShape, ModelRef):
+    images: int | None = Field(None, description="image pipelines: how many images the job makes")
     gpu: str
     gpus: int | None = None
     provider: str | None = None
@@ -100,8 +110,10 @@ class CostArgs(ModelRef):
     interruptions_per_hour: Num = None
 
 
-class RecommendArgs(ModelRef):
-    workload: Literal["serve", "finetune"] = "serve"
+class RecommendArgs(ImageShape, ModelRef):
+    workload: Literal["serve", "finetune", "batch", "endpoint"] = Field(
+        "serve", description="LLMs: serve or finetune; image pipelines: batch (N images) or endpoint")
+    images: int | None = None
     context_tokens: int | None = None
     concurrent_users: int | None = None
     precisions: list[str] | None = None

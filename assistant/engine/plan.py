@@ -122,7 +122,9 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
     calls: list[Call] = []
     m = _model(q)
     image = bool(q.model) and _is_pipeline(q.model)
-    recommender = "recommend" in intents and bool(m) and not image and q.solve_for != "min_gpu_memory"
+    if image:
+        return _image_calls(q, intents) + [_guide(q)]
+    recommender = "recommend" in intents and bool(m) and q.solve_for != "min_gpu_memory"
     if recommender:
         calls.append({"name": "recommend_gpus", "args": _recommend_args(q)})
     if ("recommend" in intents or q.solve_for == "min_gpu_memory") and not recommender and m:
@@ -145,6 +147,43 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
     if q.gpu_unknown and not q.gpus and not any(c["name"] == "price_query" for c in calls):
         calls += [{"name": "price_query", "args": {"gpu": g}} for g in q.gpu_unknown[:2]]
     calls.append(_guide(q))
+    return calls
+
+
+def _image_shape(q: Query) -> dict[str, Any]:
+    shape = {"resolution": q.resolution, "steps": q.steps, "batch": q.batch}
+    if q.precision:
+        shape["precision"] = q.precision
+    return {k: v for k, v in shape.items() if v is not None}
+
+
+def _image_calls(q: Query, intents: set[str]) -> list[Call]:
+    """Image pipelines: memory (with the placements that fit), seconds per image, the job's or the
+    endpoint's cost, and the cheapest GPU for a batch of images by a deadline."""
+    shape = _image_shape(q)
+    calls: list[Call] = []
+    sides = _gpu_sides(q)
+    if intents & {"recommend"} or q.solve_for in ("cheapest_gpu", "fastest_gpu") or (not q.has_gpu and intents & {"speed", "cost"}):
+        a: dict[str, Any] = {"model": q.model, "workload": "endpoint" if q.concurrent_users else "batch"} | \
+            {k: v for k, v in shape.items() if k != "batch"}
+        for k, v in (("images", q.images), ("deadline_hours", q.deadline_hours), ("concurrent_users", q.concurrent_users),
+                     ("budget_usd", q.budget_usd_total), ("providers", list(q.providers) or None)):
+            if v:
+                a[k] = v
+        calls.append({"name": "recommend_gpus", "args": a})
+    if "fit" in intents or not calls and not q.gpus:
+        calls += [{"name": "vram_calculator", "args": {"model": q.model} | shape | side} for side in sides]
+    for g in q.gpus[:_MAX_SIDES]:
+        if intents & {"speed", "cost", "compare"}:
+            calls.append({"name": "speed_estimator", "args": {"model": q.model, "gpu": g} | shape})
+        if "cost" in intents:
+            a = {"model": q.model, "gpu": g} | {k: v for k, v in shape.items() if k != "batch"}
+            a |= {"images": q.images} if q.images else {"serve": True} if q.concurrent_users or q.duration_hours else {}
+            if q.providers:
+                a["provider"] = q.providers[0]
+            calls.append({"name": "cost_estimator", "args": a})
+    if "prices" in intents and not calls:
+        calls += _price_calls(q)
     return calls
 
 
@@ -321,8 +360,11 @@ def _second_round(q: Query, done: Done) -> list[Call]:
 
 
 def _way_forward(q: Query, done: Done) -> list[Call]:
-    """After a negative verdict (does not fit, too slow for the user's target), the smallest changes that work."""
-    out = []
+    """After a negative verdict (does not fit, too slow for the user's target), the smallest changes that work.
+    Image pipelines carry their own way forward: the memory result lists every placement and what fits."""
+    out: list[Call] = []
+    if q.model and _is_pipeline(q.model):
+        return out
     for name, args, r in done:
         if name == "vram_calculator" and isinstance(r.get("fit"), dict) and r["fit"].get("fits") is False and \
                 (args.get("gpu") or args.get("gpu_memory_gb")):
