@@ -439,3 +439,10 @@ def test_a_result_of_unexpected_shape_does_not_sink_the_answer():
 def test_a_run_given_in_minutes_is_understood_in_minutes():
     s = compose(q(intents=["cost"], gpus=["H100"], duration_hours=0.2), [])
     assert "running 12 min" in render_text(s).split("\n")[0]
+
+
+def test_one_reason_of_each_kind():
+    a, b = speed("L4", 25.1, 25.1), speed("A100 80GB SXM", 98.4, 98.4)
+    s = compose(q(intents=["fit"], model="llama-3.1-8b", gpus=["L4"]),
+                [("vram_calculator", {}, vram()), ("speed_estimator", {}, a), ("speed_estimator", {}, b)])
+    assert len(codes(s.explanation)) == len(set(codes(s.explanation)))

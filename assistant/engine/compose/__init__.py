@@ -62,6 +62,9 @@ def compose(query: Query, done: Done) -> Sections:
                 del s.key_numbers[had:]  # the main part's numbers stand; a check at other settings adds its verdict
         drop_repeated_defaults(s)
         s.key_numbers = _first_of_each(s.key_numbers)
+        s.explanation = [f for i, f in enumerate(s.explanation)  # one reason of each kind, the first
+                         if f.code not in {g.code for g in s.explanation[:i]}]
+        s.assumptions = [f for i, f in enumerate(s.assumptions) if f not in s.assumptions[:i]]
     elif s.verdict != "ask":
         _nothing_computed(query, done, s)
     s.citations = _citations(query, done, s)

@@ -76,7 +76,7 @@ def model_label(r: dict[str, Any], q: Query | None = None) -> Any:
     m = r.get("model")
     if isinstance(m, dict) and m.get("rough") and m.get("params_b"):
         return {"code": "name.rough_model", "params": {"b": f"{float(m['params_b']):g}B"}}
-    if not r and q is not None and q.params_b and not q.model:
+    if q is not None and q.params_b and not q.model and not (isinstance(m, dict) and m.get("name")):
         return {"code": "name.rough_model", "params": {"b": f"{q.params_b:g}B"}}
     return model_name(r, q)
 
