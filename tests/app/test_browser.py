@@ -109,13 +109,20 @@ def _open(browser, url: str, size: str):
 
 
 def _answers(page) -> int:
-    return page.locator("#chat .ga-answer").count()
+    return page.locator("#chat .ga-answer .ga-card").count()
 
 
 def _wait_new_answer(page, before: int) -> None:
-    page.wait_for_function("n => document.querySelectorAll('#chat .ga-answer').length > n", arg=before,
+    """Until a new answer card is on screen and has stayed for 0.4 s (the last streamed update re-renders
+    the chat; the scroll runs on the next animation frame)."""
+    page.wait_for_function("n => document.querySelectorAll('#chat .ga-answer .ga-card').length > n", arg=before,
                            timeout=30_000, polling=20)
-    page.wait_for_timeout(400)  # the scroll runs on the next animation frame; let it paint
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(400)
+        if page.locator("#chat .ga-answer .ga-card").count() > before:
+            return
+    pytest.fail("the new answer did not stay on screen")
 
 
 def _ask(page, question: str) -> float:
@@ -131,6 +138,7 @@ def _ask(page, question: str) -> float:
 def _verdict_in_view(page) -> dict:
     """Where the last answer's verdict is: its pill (Yes / No ...) or, for plain information, the top of
     its headline card."""
+    page.locator("#chat .ga-card").last.wait_for(timeout=10_000)
     return page.evaluate("""() => {
         const card = [...document.querySelectorAll('#chat .ga-card')].pop();
         const v = card.querySelector('.ga-verdict') || card.querySelector('.ga-headline p') || card;
