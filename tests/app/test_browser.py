@@ -176,6 +176,11 @@ def test_english_answer_first_and_restored_after_reload(served_app, browser, siz
     assert "Yes" in _verdict_in_view(page)["text"]
     assert page.locator("#chat .ga-chart").count() >= 1
     _shot(page, f"{size}-en")
+    note = page.locator("#chat details.ga-fn").first  # a numbered footnote opens its passage in place
+    assert not note.locator("blockquote").is_visible()
+    note.locator("summary").click()
+    note.locator("blockquote").wait_for(state="visible", timeout=5_000)
+    assert len(note.locator("blockquote").inner_text()) > 20
 
     _ask(page, PRICE_Q)  # a second answer below the first: the view moves to its verdict
     _assert_reader_view(page, f"{size} prices")
