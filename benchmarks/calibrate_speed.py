@@ -14,7 +14,9 @@ the CSV's fitted ones. A number no training row informs stays at its prior; an e
 training rows at all borrows the fit of the engine named in its `prior_from` column.
 
 Leave-one-source-out (LOSO): for each source (one publication: a README, a blog post, a PR thread),
-fit on all other sources, predict the held-out source's rows. That is the figure to improve.
+fit on all other sources, predict the held-out source's rows. That is the figure to improve. One
+choice was made by looking at it: the clip on each row's loss (CLIP) was picked among 0.3, 0.7, 1.0
+and none (LOSO medians 17.8 %, 14.5 %, 14.7 %, 15.7 %), so the reported figure is mildly selected.
 
 Usage: .venv/bin/python -m benchmarks.calibrate_speed [--loso] [--write]
 """
@@ -66,6 +68,9 @@ RECONSTRUCT_FITTED = {"gptq-exllama", "gptq-exllamav2", "gptq-cuda-old"}
 # fit absorbs them; fitting both would be one number fitted twice.
 REFERENCE_KERNELS = {"dense", "gguf", "exl2", "mlc-q4f16", "fp8"}
 SWEEPS = 3
+# Each row's |log error| counts up to CLIP (a factor of 2): a row the model cannot explain (an unusual
+# machine, an unmodelled setting) cannot drag a whole engine's fit away from the rows it can.
+CLIP = 0.7
 
 
 def _prior_from() -> dict[str, str]:
@@ -136,7 +141,7 @@ def _loss(rows, engines, kernels) -> float:
             e = estimate_for(c, engines, kernels)
         except Exception:  # a trial value outside a profile's bounds
             return math.inf
-        errs.append(abs(math.log(e / c.measured)))
+        errs.append(min(abs(math.log(e / c.measured)), CLIP))
     return statistics.mean(errs)
 
 
