@@ -146,7 +146,7 @@ class Advisor:
             except _Fallback as why:
                 reason = str(why)
             except Exception as exc:  # connection refused, 429, 5xx, timeouts, malformed output, loops
-                from assistant.web_security import scrub_secrets
+                from assistant.secrets import scrub_secrets
 
                 first = str(exc).splitlines()[0][:160] if str(exc) else ""
                 reason = scrub_secrets(f"{exc.__class__.__name__}: {first}")

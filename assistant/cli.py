@@ -104,7 +104,7 @@ def _run_vram(args: argparse.Namespace) -> int:
 
 
 def _format_vram(est: Any) -> str:
-    from assistant.formatting import table
+    from assistant.engine.formatting import table
 
     m = est.model
     title = f"{m['name']} ({m['params_b']:.2f}B params{', MoE' if m['moe'] else ''}) - {est.inputs['method']}"
@@ -264,7 +264,7 @@ def _money(v: float | None) -> str:
 
 def _run_prices(args: argparse.Namespace) -> int:
     from assistant import api
-    from assistant.formatting import table
+    from assistant.engine.formatting import table
 
     res = api.prices(gpu=args.gpu, min_vram_gb=args.min_vram_gb, gpus=args.gpus, min_gpus=args.min_gpus,
                      max_price_usd_per_gpu_hour=args.max_price_usd_per_gpu_hour, pricing=args.pricing,
@@ -347,7 +347,7 @@ def _run_refresh(args: argparse.Namespace) -> int:
 
 def _run_catalog_info(args: argparse.Namespace) -> int:
     from assistant import api
-    from assistant.formatting import table
+    from assistant.engine.formatting import table
 
     info = api.catalog_info()
     if args.json:
@@ -628,7 +628,7 @@ def _add_lists(sub: Any) -> None:
 
 def _run_models(args: argparse.Namespace) -> int:
     from assistant import api
-    from assistant.formatting import table
+    from assistant.engine.formatting import table
 
     rows = api.list_models()
     if args.json:
@@ -641,7 +641,7 @@ def _run_models(args: argparse.Namespace) -> int:
 
 def _run_gpus(args: argparse.Namespace) -> int:
     from assistant import api
-    from assistant.formatting import table
+    from assistant.engine.formatting import table
 
     rows = api.list_gpus()
     if args.json:

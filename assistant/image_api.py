@@ -250,7 +250,6 @@ def image_recommend(*, model: str, workload: str | None = None, images: int | No
     Raises:
         AdvisorError subclasses with user-facing messages.
     """
-    from assistant import api
     from tools.image_recommend import ImageRecommendRequest, recommend_image_batch, recommend_image_endpoint
 
     pipe, arch = _pipeline(model)
@@ -264,7 +263,9 @@ def image_recommend(*, model: str, workload: str | None = None, images: int | No
     base = _request(arch, {k: v for k, v in shape.items() if k in _LLM_ONLY or k == "method"},
                     **{k: v for k, v in shape.items() if k not in _LLM_ONLY and k != "method"})
     fw = resolve_image_framework(engine)
-    offers, data_note, gpu_specs, billing = api._offers_and_billing(providers, regions)
+    from assistant.service.money import _offers_and_billing
+
+    offers, data_note, gpu_specs, billing = _offers_and_billing(providers, regions)
     run = recommend_image_batch if goal.workload == "batch" else recommend_image_endpoint
     rec = run(pipe, arch, base, goal, offers, gpu_specs or {g.id: g for g in load_gpus()}, fw, billing)
     rec.assumptions.append(data_note if offers else "No offer matched the provider/region filters.")

@@ -19,7 +19,7 @@ from typing import Any, Iterable, Mapping
 import pandas as pd
 
 from assistant import ui_data
-from assistant.formatting import number
+from assistant.engine.formatting import number
 from assistant.web_chart import chart_from
 
 VERDICT_WORDS = {"en": {"yes": "Yes", "no": "No", "partly": "Partly", "ask": "Need one detail",

@@ -14,7 +14,7 @@ from typing import Any
 
 from assistant.engine.answer import Sections
 from assistant.engine.render.layout import Block, cell_text, finding_text, key_number_text, layout, offer_text
-from assistant.formatting import table as text_table
+from assistant.engine.formatting import table as text_table
 
 
 def _sections(s: Sections | dict[str, Any]) -> Sections:

@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from assistant.formatting import compact, count, number, usd
+from assistant.engine.formatting import compact, count, number, usd
 
 MESSAGES_DIR = Path(__file__).resolve().parent.parent / "messages"
 LANGS = ("en", "ur")

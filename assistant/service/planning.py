@@ -1,0 +1,155 @@
+"""Choosing: guide passages, recommendations, solving for the unknown and the way forward."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from knowledge.catalog import (load_gpus, load_training_efficiency,
+                               resolve_engine)
+from assistant.image_api import image_recommend, is_image_pipeline
+from tools.errors import InvalidCombination, InvalidInput
+from tools.schemas import PriceQuery, validated
+from assistant.service.models import _sizing, resolve_model_arch
+from assistant.service.money import _offers_and_billing, price_db
+
+
+def guide(question: str, lang: str | None = None, k: int = 3) -> list[Any]:
+    """Guide passages that answer `question`, in its language (or `lang`)."""
+    from knowledge.guide_index import search_guide
+
+    if not isinstance(question, str) or not question.strip():
+        raise InvalidInput("question", question, "a question in English or Urdu")
+    if lang is not None and lang not in ("en", "ur"):
+        raise InvalidInput("lang", lang, "en or ur")
+    if not isinstance(k, int) or not 1 <= k <= 10:
+        raise InvalidInput("k", k, "an integer from 1 to 10")
+    return search_guide(question[:4000], lang, k)
+
+
+def recommend(*, model: str | None = None, config: str | None = None, params_b: float | None = None,
+              providers: list[str] | None = None, regions: list[str] | None = None, **goal: Any) -> Any:
+    """Ranked GPU options for serving or fine-tuning `model`, with reasons and what was ruled out.
+
+    Raises:
+        AdvisorError subclasses with user-facing messages.
+    """
+    from tools.recommend import RecommendRequest, recommend as _recommend
+
+    if config is None and params_b is None and is_image_pipeline(model):
+        return image_recommend(model=model, providers=providers, regions=regions, **goal)
+    arch = resolve_model_arch(model, config, params_b)
+    if goal.get("examples") is not None or goal.get("tokens_per_example") is not None:
+        ex, tpe = goal.pop("examples", None), goal.pop("tokens_per_example", None)
+        if ex is None or tpe is None:
+            raise InvalidCombination("give --examples N together with --tokens-per-example T")
+        for name, v in (("examples", ex), ("tokens_per_example", tpe)):
+            if not isinstance(v, int) or not 1 <= v <= 10**12:
+                raise InvalidInput(name, v, "a whole number from 1 to 1,000,000,000,000")
+        goal["dataset_tokens"] = float(ex) * tpe
+        if goal.get("seq_len") is None:  # examples of ~T tokens are trained as sequences of T tokens
+            goal["seq_len"] = tpe
+    if goal.get("precisions") is not None:
+        from tools.units import weight_format
+        for p in goal["precisions"]:
+            try:
+                weight_format(p)
+            except KeyError:
+                raise InvalidInput("precision", p, "bf16, fp16, fp8, int8, int4, q4_k_m, q8_0 ...") from None
+    req = validated(RecommendRequest, **{k: v for k, v in goal.items() if v is not None})
+    eng = resolve_engine(req.engine)
+    offers, data_note, gpus, billing = _offers_and_billing(providers, regions)
+    rec = _recommend(arch, req, offers, gpus, eng, load_training_efficiency(), billing)
+    dates = sorted({o["offer"]["as_of"] for o in rec.options if o["offer"]["as_of"]})
+    rec.assumptions.append(data_note if offers else "No offer matched the provider/region filters.")
+    if arch.rough:
+        rec.assumptions.insert(0, "Only the parameter count was given: a Llama-like shape was assumed.")
+    return rec.model_copy(update={"chart": rec.chart | {"as_of": dates}})
+
+
+def solve(*, unknown: str, model: str | None = None, config: str | None = None, params_b: float | None = None,
+          gpu: str | None = None, gpu_memory_gb: float | None = None, max_gpus: int = 64,
+          headroom_fraction: float = 0.0, providers: list[str] | None = None, regions: list[str] | None = None,
+          apply_defaults: bool = True, **request: Any) -> Any:
+    """Solve for the unknown (tools.solve): max_context | max_batch | min_gpu_count | min_gpu_memory |
+    best_gpu_by_cost. `request`: VramRequest fields (method, weight_precision, seq_len, batch ...), or for
+    best_gpu_by_cost the recommend goal (workload, context_tokens, concurrent_users, method, dataset_tokens ...).
+    Practitioner defaults fill what the user did not set (see `levers`); the result's findings say which.
+
+    Raises:
+        AdvisorError subclasses with user-facing messages.
+    """
+    from tools import solve as s
+
+    if unknown == "best_gpu_by_cost":
+        from tools.recommend import RecommendRequest
+
+        arch = resolve_model_arch(model, config, params_b)
+        req = validated(RecommendRequest, **{k: v for k, v in request.items() if v is not None})
+        offers, _, gpus, billing = _offers_and_billing(providers, regions)
+        return s.best_gpu_by_cost(arch, req, offers, gpus, resolve_engine(req.engine), load_training_efficiency(),
+                                  billing)
+    from tools.levers import apply_practitioner_defaults
+
+    solvers = {"max_context": s.max_context_that_fits, "max_batch": s.max_batch_that_fits}
+    if unknown not in (*solvers, "min_gpu_count", "min_gpu_memory"):
+        raise InvalidInput("unknown", unknown, "max_context, max_batch, min_gpu_count, min_gpu_memory, best_gpu_by_cost")
+    arch, vreq, _, mem = _sizing(model, config, params_b, gpu, gpu_memory_gb, request)
+    applied = []
+    if apply_defaults:
+        vreq, applied = apply_practitioner_defaults(vreq)
+    if unknown == "min_gpu_memory":
+        res = s.min_gpu_memory(arch, vreq, list(load_gpus()), headroom_fraction)
+    elif mem is None:
+        raise InvalidCombination(f"solving for {unknown} needs the GPU (--gpu NAME) or its memory (gpu_memory_gb)")
+    elif unknown == "min_gpu_count":
+        res = s.min_gpu_count(arch, vreq, mem, max_gpus, headroom_fraction)
+    else:
+        res = solvers[unknown](arch, vreq, mem, headroom_fraction)
+    return res.model_copy(update={"findings": applied + res.findings})
+
+
+def levers(*, model: str | None = None, config: str | None = None, params_b: float | None = None,
+           gpu: str | None = None, gpu_memory_gb: float | None = None, engine: str | None = None,
+           goal: dict[str, Any] | None = None, apply_defaults: bool = True, **request: Any) -> Any:
+    """The way forward (tools.levers.find_levers) for `request` on `gpu`, each lever with its cheapest
+    on-demand offer. `goal`: LeverGoal fields (min_tokens_per_s_per_user, deadline_hours, budget_usd,
+    dataset_tokens, epochs, max_gpus ...); a budget is priced at each GPU's cheapest GPU-hour in the catalog.
+    Practitioner defaults (checkpointing for fine-tuning, double quant for QLoRA) fill what the user
+    did not set, and `defaults_applied` says which.
+
+    Raises:
+        AdvisorError subclasses with user-facing messages.
+    """
+    from tools.levers import LeverGoal, apply_practitioner_defaults, find_levers
+
+    if goal is not None and not isinstance(goal, dict):
+        raise InvalidInput("goal", goal, "a mapping of min_tokens_per_s_per_user, deadline_hours, budget_usd, "
+                           "dataset_tokens, epochs, max_gpus ...")
+    if gpu is None and gpu_memory_gb is None:
+        raise InvalidCombination("the way forward needs the GPU (gpu) or its memory (gpu_memory_gb)")
+    arch, vreq, spec, mem = _sizing(model, config, params_b, gpu, gpu_memory_gb, request)
+    if spec is None:  # "a 12 GB card": a GPU of that memory and nothing else known (no speed levers)
+        from tools.schemas import GpuSpec
+
+        spec = GpuSpec(id="memory-only", name=f"a {gpu_memory_gb:g} GB GPU", memory_gib=gpu_memory_gb)
+    applied = []
+    if apply_defaults:
+        vreq, applied = apply_practitioner_defaults(vreq)
+    g = validated(LeverGoal, **{k: v for k, v in (goal or {}).items() if v is not None})
+    db = price_db()
+    if g.budget_usd is not None and not g.usd_per_gpu_hour:
+        rows = db.query(PriceQuery(pricing="on-demand", sort="gpu-hour", limit=1000), None).offers
+        cheapest: dict[str, float] = {}
+        for o in rows:
+            if o.gpu_id and o.price_usd_per_gpu_hour is not None:
+                cheapest[o.gpu_id] = min(cheapest.get(o.gpu_id, math.inf), o.price_usd_per_gpu_hour)
+        g = g.model_copy(update={"usd_per_gpu_hour": cheapest})
+    res = find_levers(arch, vreq, spec, goal=g, gpus_catalog=list(load_gpus()),
+                      engine=resolve_engine(engine), mfu_table=load_training_efficiency())
+    by_name = {x.name: x.id for x in load_gpus()}
+    for lv in res.levers:
+        n = int(lv.params.get("gpus", vreq.gpus))
+        found = db.query(PriceQuery(gpus=n, pricing="on-demand", limit=1), [by_name.get(lv.gpu, spec.id)]).offers
+        lv.offer = found[0].to_contract() if found else None
+    return res.model_copy(update={"defaults_applied": applied})
