@@ -25,7 +25,7 @@ Time of the linear layers for batch b (weights W bytes, Pq quantised weights, ba
 
 from __future__ import annotations
 
-__all__ = ["KernelProfile", "DENSE", "linear_time_s"]
+__all__ = ["DENSE", "KernelProfile", "linear_time_s"]
 
 from pydantic import BaseModel, ConfigDict, Field
 

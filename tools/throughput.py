@@ -19,8 +19,17 @@ knowledge/quant_kernels.csv), each row citing the published measurements it was 
 
 from __future__ import annotations
 
-__all__ = ["EngineProfile", "SpeedRequest", "SpeedEstimate", "estimate_speed", "max_batch_for_memory",
-           "weight_bytes_read", "KernelProfile", "check_context_window", "CONTEXT_REFUSE_FACTOR"]
+__all__ = [
+    "CONTEXT_REFUSE_FACTOR",
+    "EngineProfile",
+    "KernelProfile",
+    "SpeedEstimate",
+    "SpeedRequest",
+    "check_context_window",
+    "estimate_speed",
+    "max_batch_for_memory",
+    "weight_bytes_read",
+]
 
 import math
 from typing import Literal

@@ -11,7 +11,7 @@ import csv
 import re
 import statistics
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 
 from assistant.api import resolve_model_arch
@@ -54,7 +54,7 @@ def load_cases(path: Path = DATA) -> list[SpeedCase]:
     return [SpeedCase(r["id"], r, float(r["measured_tokens_per_s"]), r["exclude"].strip()) for r in rows]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _resolved(case_id: str) -> tuple:
     r = next(c.row for c in _all_cases() if c.id == case_id)
     arch = resolve_model_arch(r["model_hf_repo"], None, None)
