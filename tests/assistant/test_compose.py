@@ -446,3 +446,13 @@ def test_one_reason_of_each_kind():
     s = compose(q(intents=["fit"], model="llama-3.1-8b", gpus=["L4"]),
                 [("vram_calculator", {}, vram()), ("speed_estimator", {}, a), ("speed_estimator", {}, b)])
     assert len(codes(s.explanation)) == len(set(codes(s.explanation)))
+
+
+def test_providers_side_by_side_are_told_apart():
+    a = job_cost()
+    b = job_cost(on_demand_cost_usd=30.0, offer={"provider": "aws", "instance_type": "p5.4xlarge", "gpu": "H100 SXM",
+                                                 "gpu_count": 1, "price_usd_per_hour": 3.0})
+    s = compose(q(intents=["cost"], gpus=["H100"], providers=["hyperbolic", "aws"]),
+                [("cost_estimator", {}, a), ("cost_estimator", {}, b)])
+    assert s.tables[0].columns == ["col.metric", "H100 SXM (hyperbolic)", "H100 SXM (aws)"]
+    assert render_text(s).split("\n")[2] == "Cheapest: H100 SXM (hyperbolic) at $12.9 on demand (H100 SXM (aws) $30.0)."

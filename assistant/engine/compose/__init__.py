@@ -9,7 +9,7 @@ Finding (a message code and its parameters) that the renderers put into words pe
 
 from __future__ import annotations
 
-__all__ = ["compose", "understood"]
+__all__ = ["compose", "sections_json", "understood"]
 
 import logging
 from typing import Any

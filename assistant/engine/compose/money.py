@@ -241,6 +241,8 @@ def _cost_headline(q: Query, a: dict[str, Any], r: dict[str, Any]) -> list[Findi
 
 def _cost_compare(q: Query, cs: list[tuple[dict, dict]], s: Sections) -> None:
     items = [_offer_gpu(r, a) for a, r in cs]
+    if len(set(items)) < len(items):  # the same GPU at several providers: name the provider too
+        items = [f"{i} ({(r.get('offer') or {}).get('provider', '—')})" for i, (_, r) in zip(items, cs)]
     serve = all("serving" in r for _, r in cs)
     per_item = [_serve_numbers(r["serving"]) if serve else _job_numbers(r) for _, r in cs]
     labels = list(dict.fromkeys(k.label for nums in per_item for k in nums))
