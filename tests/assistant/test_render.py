@@ -158,12 +158,16 @@ def _renders(s) -> dict[str, str]:
 
 
 def test_every_kind_renders_with_a_first_statement(answers):
+    from assistant.engine.render.catalog import MISSING
+
     for (kind, lang), s in answers.items():
         text = render_text(s)
         assert text.strip(), kind
         assert s.headline or s.citations or s.notices, (kind, lang)
         assert "notice.part_failed" not in {f.code for f in s.notices}, (kind, lang)
         assert "{" not in text and "}" not in text, (kind, lang, text)  # no unfilled template
+        _renders(s)
+    assert not MISSING, MISSING  # every code the composer used is in the catalogs
 
 
 # ---- Urdu answers are Urdu ---------------------------------------------------------------------------
