@@ -456,3 +456,13 @@ def test_providers_side_by_side_are_told_apart():
                 [("cost_estimator", {}, a), ("cost_estimator", {}, b)])
     assert s.tables[0].columns == ["col.metric", "H100 SXM (hyperbolic)", "H100 SXM (aws)"]
     assert render_text(s).split("\n")[2] == "Cheapest: H100 SXM (hyperbolic) at $12.9 on demand (H100 SXM (aws) $30.0)."
+
+
+def test_no_spot_offer_is_said_but_is_not_a_no_when_on_demand_exists():
+    od = {"as_of": "2026-05-20", "offers": [offer("hyperbolic", 1.29)]}
+    s = compose(q(intents=["prices"], gpus=["H100"], both_pricing=True),
+                [("price_query", {"gpu": "H100", "pricing": "on-demand"}, od),
+                 ("price_query", {"gpu": "H100", "pricing": "spot"}, {"offers": []})])
+    assert codes(s.headline) == ["prices.cheapest", "prices.none"] and s.verdict == "info"
+    s = compose(q(intents=["prices"], gpus=["H100"]), [("price_query", {"gpu": "H100"}, {"offers": []})])
+    assert s.verdict == "no"

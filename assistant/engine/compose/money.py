@@ -34,7 +34,6 @@ def prices_part(q: Query, done: Done, s: Sections) -> None:
                                              passage_id="ga-09"))
             else:
                 s.headline.append(Finding(code="prices.none", params={"kind": {"code": f"term.{kind}"}, "gpu": gpu}))
-                set_verdict(s, "no")
             continue
         o = offers[0]
         per_gpu = o.get("spot_price_usd_per_gpu_hour") if kind == "spot" else o.get("price_usd_per_gpu_hour")
@@ -51,6 +50,8 @@ def prices_part(q: Query, done: Done, s: Sections) -> None:
                 variants.append(o["gpu"])
         if r.get("gpu_note"):
             add_details(s, [r["gpu_note"]])
+    if not rows and not in_fit:
+        set_verdict(s, "no")  # no offer at all; one kind missing (no spot price) is not a "no"
     if rows:
         title = Finding(code="table.gpus_with_memory") if in_fit else Finding(code="table.prices")
         s.tables.append(Table(title=title, columns=_PRICE_COLUMNS, rows=rows,
