@@ -68,56 +68,10 @@ def arch_from_hf_config(cfg: dict[str, Any], name: str = "custom config") -> Mod
     except (TypeError, ValueError):
         raise ConfigError("hidden_size, num_hidden_layers and num_attention_heads must be integers") from None
 
-    # KV heads, by family.
-    if mt == "falcon":
-        if cfg.get("new_decoder_architecture"):
-            kv = _first(cfg, "num_kv_heads", "n_head_kv", default=heads)
-        elif cfg.get("multi_query", True):
-            kv = 1
-        else:
-            kv = heads
-    elif mt == "gpt_bigcode":
-        kv = 1 if cfg.get("multi_query", True) else heads
-    else:
-        kv = _first(cfg, "num_key_value_heads", "num_kv_heads", "n_head_kv", default=heads)
-    head_dim = _first(cfg, "head_dim", default=None) or hidden // heads
-
-    inter = _first(cfg, "intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim")
-    if inter is None:
-        inter = 4 * hidden  # falcon, bloom, gpt_bigcode default (transformers: 4 * hidden_size)
-    experts = int(_first(cfg, "num_local_experts", "n_routed_experts", "num_experts", default=0) or 0)
-    per_tok = int(_first(cfg, "num_experts_per_tok", "num_experts_per_token", default=0) or 0)
-    moe_inter = int(_first(cfg, "moe_intermediate_size", default=0) or 0)
-    shared = int(_first(cfg, "n_shared_experts", default=0) or 0)
-    if mt == "qwen2_moe" and cfg.get("shared_expert_intermediate_size") and moe_inter:
-        shared = max(1, int(cfg["shared_expert_intermediate_size"]) // moe_inter)
-    first_dense = int(_first(cfg, "first_k_dense_replace", default=0) or 0)
-
-    mla = bool(cfg.get("kv_lora_rank"))
-    if mla:
-        kind = "MLA"
-        head_dim = int(cfg.get("qk_nope_head_dim", 0)) + int(cfg.get("qk_rope_head_dim", 0))
-    elif int(kv) == 1 and heads > 1:
-        kind = "MQA"
-    elif int(kv) < heads:
-        kind = "GQA"
-    else:
-        kind = "MHA"
-
-    sliding, local_frac = 0, 0.0
-    sw = cfg.get("sliding_window")
-    if sw and cfg.get("use_sliding_window", True) is not False and mt not in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe"):
-        sliding = int(sw)
-        if mt == "gemma2":
-            local_frac = 0.5
-        elif mt.startswith("gemma3"):
-            pattern = int(cfg.get("sliding_window_pattern", 6) or 6)
-            local_frac = (pattern - 1) / pattern
-        elif isinstance(cfg.get("layer_types"), list) and cfg["layer_types"]:
-            lt = cfg["layer_types"]
-            local_frac = sum(1 for t in lt if "sliding" in str(t)) / len(lt)
-        else:
-            local_frac = 1.0
+    kv, head_dim = _kv_heads(cfg, mt, hidden, heads)
+    inter, experts, per_tok, moe_inter, shared, first_dense = _mlp_shape(cfg, mt, hidden)
+    kind, head_dim = _attention_kind(cfg, int(kv), heads, head_dim)
+    sliding, local_frac = _sliding_window(cfg, mt)
     tied_default = mt in ("gemma", "gemma2", "gemma3", "gemma3_text", "bloom", "gpt_bigcode", "gpt2", "starcoder2",
                         "falcon")
     try:
@@ -146,3 +100,59 @@ def arch_from_hf_config(cfg: dict[str, Any], name: str = "custom config") -> Mod
         raise ConfigError(f"config.json: {field}={e.get('input')!r} is not valid ({e['msg']})") from None
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"config.json has a value of the wrong type: {exc}") from None
+
+
+def _kv_heads(cfg: dict[str, Any], mt: str, hidden: int, heads: int) -> tuple[int, int]:
+    """(KV heads, head dim): Falcon and GPT-BigCode say multi-query in their own keys."""
+    if mt == "falcon":
+        if cfg.get("new_decoder_architecture"):
+            kv = _first(cfg, "num_kv_heads", "n_head_kv", default=heads)
+        elif cfg.get("multi_query", True):
+            kv = 1
+        else:
+            kv = heads
+    elif mt == "gpt_bigcode":
+        kv = 1 if cfg.get("multi_query", True) else heads
+    else:
+        kv = _first(cfg, "num_key_value_heads", "num_kv_heads", "n_head_kv", default=heads)
+    return kv, _first(cfg, "head_dim", default=None) or hidden // heads
+
+
+def _mlp_shape(cfg: dict[str, Any], mt: str, hidden: int) -> tuple[int, int, int, int, int, int]:
+    """(intermediate size, experts, experts per token, expert size, shared experts, leading dense layers)."""
+    inter = _first(cfg, "intermediate_size", "n_inner", "ffn_hidden_size", "ffn_dim")
+    if inter is None:
+        inter = 4 * hidden  # falcon, bloom, gpt_bigcode default (transformers: 4 * hidden_size)
+    experts = int(_first(cfg, "num_local_experts", "n_routed_experts", "num_experts", default=0) or 0)
+    per_tok = int(_first(cfg, "num_experts_per_tok", "num_experts_per_token", default=0) or 0)
+    moe_inter = int(_first(cfg, "moe_intermediate_size", default=0) or 0)
+    shared = int(_first(cfg, "n_shared_experts", default=0) or 0)
+    if mt == "qwen2_moe" and cfg.get("shared_expert_intermediate_size") and moe_inter:
+        shared = max(1, int(cfg["shared_expert_intermediate_size"]) // moe_inter)
+    first_dense = int(_first(cfg, "first_k_dense_replace", default=0) or 0)
+    return inter, experts, per_tok, moe_inter, shared, first_dense
+
+
+def _attention_kind(cfg: dict[str, Any], kv: int, heads: int, head_dim: int) -> tuple[str, int]:
+    """MLA (DeepSeek: head dim = nope + rope parts), MQA, GQA or MHA."""
+    if cfg.get("kv_lora_rank"):
+        return "MLA", int(cfg.get("qk_nope_head_dim", 0)) + int(cfg.get("qk_rope_head_dim", 0))
+    if kv == 1 and heads > 1:
+        return "MQA", head_dim
+    return ("GQA" if kv < heads else "MHA"), head_dim
+
+
+def _sliding_window(cfg: dict[str, Any], mt: str) -> tuple[int, float]:
+    """(window tokens, fraction of layers that use it): Gemma 2 alternates, Gemma 3 has 5 local of 6."""
+    sw = cfg.get("sliding_window")
+    if not sw or cfg.get("use_sliding_window", True) is False or mt in ("qwen2", "qwen3", "qwen2_moe", "qwen3_moe"):
+        return 0, 0.0
+    if mt == "gemma2":
+        return int(sw), 0.5
+    if mt.startswith("gemma3"):
+        pattern = int(cfg.get("sliding_window_pattern", 6) or 6)
+        return int(sw), (pattern - 1) / pattern
+    if isinstance(cfg.get("layer_types"), list) and cfg["layer_types"]:
+        lt = cfg["layer_types"]
+        return int(sw), sum(1 for t in lt if "sliding" in str(t)) / len(lt)
+    return int(sw), 1.0
