@@ -131,6 +131,12 @@ def recommend(a: ModelArch, req: RecommendRequest, offers: list[GpuOffer], gpus:
         ruled.pop(gid, None)
         options.append(opt)
 
+    return _ranked(a, req, options, ruled)
+
+
+def _ranked(a: ModelArch, req: RecommendRequest, options: list[dict[str, Any]],
+            ruled: dict[str, dict[str, Any]]) -> Recommendation:
+    """Sort by the objective, keep the top N, and say what was ruled out, the citations and the chart."""
     key = {"cheapest": lambda o: (o["rank_cost"], -o["rank_speed"]),
            "fastest": lambda o: (-o["rank_speed"], o["rank_cost"]),
            "value": lambda o: (o["rank_value"], o["rank_cost"])}[req.objective]
