@@ -277,13 +277,7 @@ def estimate_speed(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: Speed
     overhead = step - device
     host_bound = host + fixed > device
     t_mem, t_comp = t_wmem + t_kvmem, t_wcomp + t_acomp
-    mem_limited = (t_wmem if t_wmem >= t_wcomp else 0.0) + (t_kvmem if t_kvmem >= t_acomp else 0.0)
-    comp_limited = (t_wcomp if t_wcomp > t_wmem else 0.0) + (t_acomp if t_acomp > t_kvmem else 0.0)
-    bound: Literal["memory", "compute", "interconnect"]
-    if t_comm > max(mem_limited, comp_limited):
-        bound = "interconnect"
-    else:
-        bound = "memory" if mem_limited >= comp_limited else "compute"
+    bound = _bound(t_wmem, t_wcomp, t_kvmem, t_acomp, t_comm)
 
     # Prefill: compute-bound matmuls + causal attention, plus one read of the weights.
     p_tok = max(req.prompt_tokens, 1)
@@ -314,6 +308,17 @@ def estimate_speed(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: Speed
             f"and scheduling against {device * 1e3:.1f} ms of GPU work, so a faster GPU helps little; CUDA graphs "
             "or a compiled engine would."] if host_bound else []),
     )
+
+
+def _bound(t_wmem: float, t_wcomp: float, t_kvmem: float, t_acomp: float,
+           t_comm: float) -> Literal["memory", "compute", "interconnect"]:
+    """What limits a decode step: the larger of the memory-limited and compute-limited phase times,
+    unless the interconnect's share is larger still."""
+    mem_limited = (t_wmem if t_wmem >= t_wcomp else 0.0) + (t_kvmem if t_kvmem >= t_acomp else 0.0)
+    comp_limited = (t_wcomp if t_wcomp > t_wmem else 0.0) + (t_acomp if t_acomp > t_kvmem else 0.0)
+    if t_comm > max(mem_limited, comp_limited):
+        return "interconnect"
+    return "memory" if mem_limited >= comp_limited else "compute"
 
 
 def _assumptions(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: SpeedRequest, fmt: WeightFormat,
