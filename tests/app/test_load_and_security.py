@@ -322,3 +322,19 @@ def test_team_database_down_is_a_503_with_the_fix(tmp_path, monkeypatch):
     r = app._rest_answer({"question": "Cheapest L4?"}, "web:anonymous")
     body = json.loads(r.body)
     assert r.status_code == 503 and "GPU_ADVISOR_DATABASE_URL" in body["error"] and "pw-not-shown" not in body["error"]
+
+
+def test_sign_in_throttle_is_shared_through_redis(monkeypatch, redis_url):
+    """Wrong passwords sent to one replica count at the other: rotating replicas does not reset the limit."""
+    from assistant.web_security import LoginThrottle
+
+    url, prefix = redis_url
+    monkeypatch.setenv("GPU_ADVISOR_REDIS_URL", url)
+    monkeypatch.setenv("GPU_ADVISOR_REDIS_PREFIX", prefix + "login:")
+    replica_a, replica_b = LoginThrottle(per_client=10, per_user=5), LoginThrottle(per_client=10, per_user=5)
+    for i in range(5):
+        (replica_a if i % 2 else replica_b).failed(f"203.0.113.{i}", "alice")
+    assert 295 <= replica_a.retry_after("203.0.113.99", "alice") <= 300
+    assert replica_b.retry_after("203.0.113.99", "bob") == 0
+    replica_b.succeeded("alice")  # a right password clears the user's count everywhere
+    assert replica_a.retry_after("203.0.113.99", "alice") == 0
