@@ -338,3 +338,20 @@ def test_sign_in_throttle_is_shared_through_redis(monkeypatch, redis_url):
     assert replica_b.retry_after("203.0.113.99", "bob") == 0
     replica_b.succeeded("alice")  # a right password clears the user's count everywhere
     assert replica_a.retry_after("203.0.113.99", "alice") == 0
+
+
+def test_hash_command_and_bad_auth_entries(monkeypatch, capsys):
+    import io
+
+    from assistant import web_security
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("correct horse\n"))
+    assert web_security.main(["hash"]) == 0
+    hashed = capsys.readouterr().out.strip()
+    assert hashed.startswith("scrypt$16384$8$1$") and "correct horse" not in hashed
+    monkeypatch.setenv("GPU_ADVISOR_AUTH", f"carol:{hashed}")
+    users = web_security.Users.from_env()
+    assert users.check("carol", "correct horse") and not users.check("carol", "correct horse ")
+    monkeypatch.setenv("GPU_ADVISOR_AUTH", "just-a-password")
+    with pytest.raises(web_security.AuthConfigError, match="user:password"):
+        web_security.Users.from_env()
