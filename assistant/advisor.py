@@ -282,8 +282,8 @@ class Advisor:
 def _turn_graph() -> Any:
     from assistant.engine.compose import compose
     from assistant.engine.graph import build_turn_graph
-    from assistant.engine.render import render_markdown
-    from assistant.grounding import check, scrub
+    from assistant.engine.render import render_markdown, scrub_sections
+    from assistant.grounding import check
     from assistant.tool_registry import run_tool
 
-    return build_turn_graph(run_tool, compose, render_markdown, check, scrub)
+    return build_turn_graph(run_tool, compose, render_markdown, check, scrub_sections)

@@ -17,7 +17,7 @@ import threading
 from collections import OrderedDict
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from assistant import api
 from tools.errors import AdvisorError
@@ -26,11 +26,13 @@ Num = float | None
 
 
 class ModelRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # an argument no tool takes is an error, never dropped
     model: str | None = Field(None, description="catalog model name, e.g. 'llama-3.1-8b', 'Mistral 7B', 'flux.1-dev'")
     params_b: Num = Field(None, description="parameter count in billions when no name is known (rough)")
 
 
 class ImageShape(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     """Image-pipeline settings (SDXL, SD3, FLUX.1 ...); ignored for language models."""
 
     resolution: int | None = Field(None, description="pixels of one side of a square image, e.g. 1024")
@@ -75,6 +77,7 @@ class TrainArgs(ModelRef):
 
 
 class PriceArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     gpu: str | None = Field(None, description="GPU model or family, or a comma list, e.g. H100 or 'A100 80GB,L40S'; "
                                               "'A100 80GB' covers SXM and PCIe unless a form is named")
     min_vram_gb: Num = Field(None, description="per-GPU memory at least this many GB")
@@ -95,6 +98,9 @@ class PriceArgs(BaseModel):
 
 class CostArgs(ImageShape, ModelRef):
     images: int | None = Field(None, description="image pipelines: how many images the job makes")
+    storage_gb: Num = Field(None, ge=0, description="persistent storage kept, GB")
+    months: Num = Field(None, ge=0, description="months the storage is kept")
+    egress_gb: Num = Field(None, ge=0, description="data transferred out of the provider, GB")
     gpu: str
     gpus: int | None = None
     provider: str | None = None
@@ -155,6 +161,7 @@ class LeverArgs(VramArgs):
 
 
 class GuideArgs(BaseModel):
+    model_config = ConfigDict(extra="forbid")
     question: str = Field(description="the user's question, in their words")
     lang: Literal["en", "ur"] | None = None
     k: int = Field(2, ge=1, le=5)

@@ -84,13 +84,18 @@ def build_turn_graph(run_tool: Callable[[str, dict], dict], compose: Callable[[Q
 
     def ground_node(s: TurnState) -> TurnState:
         text = render(s["sections"])
-        # backed: the tools' results, and the user's own numbers as understood (the Query's facts)
-        results = [d[2] for d in s.get("done", [])] + [Query.model_validate(s["query"]).facts()]
+        # backed: the tools' results and arguments (the defaults they applied), and the user's own
+        # numbers as understood (the Query's facts, numbers written in words included)
+        results = [d[2] for d in s.get("done", [])] + [d[1] for d in s.get("done", [])] + \
+            [Query.model_validate(s["query"]).facts()]
         unbacked = check(text, results, s.get("users", [s["question"]]))
         grounding: dict[str, Any] = {"ok": not unbacked, "unbacked": unbacked}
-        if unbacked:
-            text = scrub(text, unbacked)
-            grounding["rewritten"] = "sentences dropped"
+        if unbacked:  # drop the statements that show them, keep the answer's shape
+            sections = scrub(s["sections"], unbacked)
+            text = render(sections)
+            grounding["rewritten"] = "statements dropped"
+            return {"text": text, "grounding": grounding,
+                    "sections": sections.model_dump(mode="json") if hasattr(sections, "model_dump") else sections}
         return {"text": text, "grounding": grounding}
 
     g = StateGraph(TurnState)

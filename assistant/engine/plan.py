@@ -171,8 +171,11 @@ def _image_calls(q: Query, intents: set[str]) -> list[Call]:
             if v:
                 a[k] = v
         calls.append({"name": "recommend_gpus", "args": a})
+    if calls and q.precision:  # the recommender takes the precisions it may use
+        calls[0]["args"] = {k: v for k, v in calls[0]["args"].items() if k != "precision"} | {"precisions": [q.precision]}
     if "fit" in intents or not calls and not q.gpus:
-        calls += [{"name": "vram_calculator", "args": {"model": q.model} | shape | side} for side in sides]
+        vshape = {("weight_precision" if k == "precision" else k): v for k, v in shape.items()}
+        calls += [{"name": "vram_calculator", "args": {"model": q.model} | vshape | side} for side in sides]
     for g in q.gpus[:_MAX_SIDES]:
         if intents & {"speed", "cost", "compare"}:
             calls.append({"name": "speed_estimator", "args": {"model": q.model, "gpu": g} | shape})
