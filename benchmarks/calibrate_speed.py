@@ -207,13 +207,13 @@ def _write(engines: dict, kernels: dict, cases) -> None:
             mine = [c.id.split("-")[0] for c in cases if key(c) == r["id"]]
             if fname == "quant_kernels.csv" and r["id"] in REFERENCE_KERNELS:
                 continue
-            if not mine:
+            if not mine and fname == "engines.csv":
                 continue
             for k in grids:
                 r[k] = f"{getattr(table[r['id']], k):g}"
             col = "fitted_on" if "fitted_on" in fields else "source"
-            r[col] = ("fitted (benchmarks/calibrate_speed.py) on rows " + ";".join(mine)
-                      if col == "source" else ";".join(mine))
+            label = ";".join(mine) if mine else "none: the median fit of its kernel_class"
+            r[col] = "fitted (benchmarks/calibrate_speed.py) on rows " + label if col == "source" else label
         with open(path, "w", newline="", encoding="utf-8") as fh:
             w = csv.DictWriter(fh, fieldnames=fields, lineterminator="\n")
             w.writeheader()
