@@ -17,10 +17,14 @@ import threading
 from collections import OrderedDict
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from assistant import api
 from tools.errors import AdvisorError
+from tools.recommend import RecommendRequest
+from tools.schemas import PriceQuery, VramRequest
+from tools.throughput import SpeedRequest
+from tools.training import TrainRequest
 
 Num = float | None
 
@@ -41,59 +45,51 @@ class ImageShape(BaseModel):
     placement: str | None = Field(None, description="all-on-gpu, drop-text-encoders, model-offload, sequential-offload")
 
 
-class VramArgs(ImageShape, ModelRef):
-    method: Literal["inference", "full", "lora", "qlora"] = Field("inference", description="what the GPU does")
-    weight_precision: str | None = Field(None, description="bf16 fp16 fp8 int8 int4 nf4 or GGUF q4_k_m q8_0 ...")
-    batch: int | None = Field(None, description="micro-batch (training) or concurrent sequences (inference)")
-    seq_len: int | None = Field(None, description="tokens per sequence; inference: prompt + output")
+def request_fields(request_cls: type[BaseModel], skip: tuple[str, ...] = ()) -> dict[str, Any]:
+    """A tool's request model as optional tool arguments: the same names, types and descriptions, the
+    request's own default named in the description and applied by the tool when the argument is left
+    out. This is how every tool schema here derives from the one declaration of its parameters."""
+    out: dict[str, Any] = {}
+    for name, f in request_cls.model_fields.items():
+        if name in skip:
+            continue
+        default = f.get_default(call_default_factory=True)
+        desc = f.description or name.replace("_", " ")
+        if default not in (None, [], (), ""):
+            desc += f" (default: {', '.join(map(str, default)) if isinstance(default, (list, tuple)) else default})"
+        ann = f.annotation
+        simple = ann in (int, float, str, bool) or getattr(ann, "__origin__", None) is Literal or \
+            set(getattr(ann, "__args__", ())) <= {int, float, str, bool, type(None)}
+        out[name] = ((ann | None) if simple else Any, Field(None, description=desc))
+    return out
+
+
+class _VramRefs(ImageShape, ModelRef):
     gpu: str | None = Field(None, description="GPU to judge the fit against, e.g. 'RTX 4090', 'H100'")
     gpu_memory_gb: Num = Field(None, description="judge the fit against a GPU of this many GB (vendor GB)")
-    gpus: int | None = Field(None, description="GPUs (training: sharded with FSDP; inference: tensor parallel)")
-    kv_precision: str | None = Field(None, description="fp16 bf16 fp8 int8")
-    optimizer: str | None = Field(None, description="adamw adamw8bit paged-adamw8bit sgd adafactor")
-    training_precision: str | None = Field(None, description="mixed | bf16")
-    grad_checkpointing: bool | None = Field(None, description="activation checkpointing")
-    lora_rank: int | None = None
 
 
-class SpeedArgs(ImageShape, ModelRef):
+class _SpeedRefs(ImageShape, ModelRef):
     gpu: str = Field(description="GPU name")
-    gpus: int | None = Field(None, description="GPUs the model is split over")
-    precision: str | None = Field(None, description="bf16 fp8 int8 int4 q4_k_m ...")
     engine: str | None = Field(None, description="vllm sglang tensorrt-llm llama.cpp torch-compile pytorch-eager")
-    batch: int | None = Field(None, description="concurrent sequences")
-    prompt_tokens: int | None = None
-    output_tokens: int | None = None
 
 
-class TrainArgs(ModelRef):
-    gpu: str
-    gpus: int | None = None
-    method: Literal["full", "lora", "qlora"] = "lora"
-    dataset_tokens: Num = None
-    examples: int | None = None
-    tokens_per_example: int | None = None
-    epochs: Num = None
+class _TrainRefs(ModelRef):
+    gpu: str = Field(description="GPU name")
+    examples: int | None = Field(None, description="dataset rows (with tokens_per_example instead of dataset_tokens)")
+    tokens_per_example: int | None = Field(None, description="average tokens per row")
 
 
-class PriceArgs(BaseModel):
+VramArgs = create_model("VramArgs", __base__=_VramRefs, **request_fields(VramRequest))
+SpeedArgs = create_model("SpeedArgs", __base__=_SpeedRefs, **request_fields(SpeedRequest))
+TrainArgs = create_model("TrainArgs", __base__=_TrainRefs, **request_fields(TrainRequest))
+
+
+class _PriceRefs(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    gpu: str | None = Field(None, description="GPU model or family, or a comma list, e.g. H100 or 'A100 80GB,L40S'; "
-                                              "'A100 80GB' covers SXM and PCIe unless a form is named")
-    min_vram_gb: Num = Field(None, description="per-GPU memory at least this many GB")
-    gpus: int | None = Field(None, description="GPUs per instance")
-    min_gpus: int | None = Field(None, description="at least this many GPUs per instance")
-    max_gpus: int | None = Field(None, description="at most this many GPUs per instance")
-    min_total_vram_gb: Num = Field(None, description="GPU memory of the whole instance (all GPUs) at least, GB")
-    max_total_vram_gb: Num = Field(None, description="GPU memory of the whole instance (all GPUs) at most, GB")
-    min_vcpus: Num = Field(None, description="host vCPUs at least")
-    min_ram_gb: Num = Field(None, description="host RAM at least, GB")
-    vendor: str | None = Field(None, description="GPU vendor: nvidia | amd | intel")
-    pricing: Literal["any", "on-demand", "spot"] = "any"
-    provider: str | None = Field(None, description="a provider or a comma list, e.g. aws or 'aws,gcp,lambda'")
-    region: str | None = Field(None, description="europe | us | asia | a country | a city, or part of a region name")
-    max_price_usd_per_gpu_hour: Num = None
-    limit: int = Field(5, ge=1, le=50)
+
+
+PriceArgs = create_model("PriceArgs", __base__=_PriceRefs, **request_fields(PriceQuery))
 
 
 class CostArgs(ImageShape, ModelRef):
@@ -116,24 +112,19 @@ class CostArgs(ImageShape, ModelRef):
     interruptions_per_hour: Num = None
 
 
-class RecommendArgs(ImageShape, ModelRef):
+class _RecommendRefs(ImageShape, ModelRef):
     workload: Literal["serve", "finetune", "batch", "endpoint"] = Field(
         "serve", description="LLMs: serve or finetune; image pipelines: batch (N images) or endpoint")
     images: int | None = None
-    context_tokens: int | None = None
-    concurrent_users: int | None = None
-    precisions: list[str] | None = None
-    method: Literal["full", "lora", "qlora"] | None = None
-    dataset_tokens: Num = None
     examples: int | None = None
     tokens_per_example: int | None = None
-    epochs: Num = None
-    budget_usd: Num = None
     deadline_hours: Num = None
-    min_tokens_per_s_per_user: Num = None
-    spot_allowed: bool | None = None
+    budget_usd: Num = None
     providers: list[str] | None = None
-    top_n: int = 3
+
+
+RecommendArgs = create_model("RecommendArgs", __base__=_RecommendRefs,
+                             **request_fields(RecommendRequest, skip=("workload",)))
 
 
 class SolveArgs(VramArgs):
