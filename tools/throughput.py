@@ -59,6 +59,10 @@ class EngineProfile(BaseModel):
     generation: str = Field("", description="release line this profile describes, e.g. 'v0.6+ (CUDA graphs)'")
     bw_eff_hbm: float = Field(gt=0, le=1, description="fraction of HBM bandwidth reached by 16-bit decode")
     bw_eff_gddr: float = Field(gt=0, le=1, description="fraction of GDDR bandwidth reached by 16-bit decode")
+    hbm3_factor: float = Field(1.0, gt=0, le=1.5, description="efficiency on HBM3/HBM3e GPUs (H100 SXM, H200, "
+                               "B200) relative to HBM2e ones; one value for every engine, fitted jointly. Fitted "
+                               "1.3: more than memory technology (sustained-bandwidth shares are alike); it also "
+                               "carries the newer hosts and software these GPUs are measured with")
     quant_bw_factor: float = Field(1.0, gt=0, le=1.5, description="kept for old profiles; kernels carry this now")
     overhead_ms_per_layer: float = Field(ge=0, description="fixed per-step cost per transformer layer (launches, Python)")
     overhead_ms_per_step: float = Field(0.0, ge=0, description="fixed per-step cost (scheduler, sampling, detokenising)")
@@ -79,7 +83,11 @@ class EngineProfile(BaseModel):
     notes: str = ""
 
     def bw_eff(self, gpu: GpuSpec) -> float:
-        return self.bw_eff_hbm if gpu.is_hbm else self.bw_eff_gddr
+        if not gpu.is_hbm:
+            return self.bw_eff_gddr
+        if gpu.memory_type.upper().startswith("HBM3"):
+            return min(1.0, self.bw_eff_hbm * self.hbm3_factor)
+        return self.bw_eff_hbm
 
     def kernel_for(self, fmt: WeightFormat) -> KernelProfile:
         """The kernel this engine runs a weight format on by default (16-bit: the dense GEMM)."""

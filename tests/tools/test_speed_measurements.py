@@ -53,7 +53,7 @@ def test_in_sample_median_error_at_most_10_percent():
     ("tensorrt-llm", 20.0), ("pytorch-eager-legacy", 20.0), ("sglang", 20.0),
     # transformers 4.46 rows (bitsandbytes README) come from three machines whose host CPUs differ: the
     # RTX 4090 desktop launches kernels ~3x faster than the H100 and T4 servers. The model has no
-    # per-machine host speed, so this engine's in-sample median is 26 % (measured when written).
+    # per-machine host speed, so this engine's in-sample median is 27 % (measured when written).
     ("pytorch-eager", 32.0)])
 def test_each_engine_in_sample_median(engine, bound):
     rows = error_table([c for c in SCORED if c.engine == engine])
@@ -66,15 +66,15 @@ def loso_rows():
 
 
 def test_leave_one_source_out_overall(loso_rows):
-    # measured 14.1 % (181 rows, 24 sources) when this test was written; the target is 10 %
+    # measured 12.2 % (181 rows, 24 sources) when this test was written; the target is 10 %
     assert len(loso_rows) == len(SCORED)
-    assert summary(loso_rows)["median_abs_pct"] <= 16.0
+    assert summary(loso_rows)["median_abs_pct"] <= 14.0
 
 
 def test_leave_one_source_out_per_engine_with_two_or_more_sources(loso_rows):
-    # measured: llama.cpp 5.3 %, llama.cpp-legacy 9.1 %, torch-compile 8.3 %, pytorch-eager 24.5 %,
-    # pytorch-eager-legacy 16.2 % (the target is 15 % for each)
-    bounds = {"llama.cpp": 8.0, "llama.cpp-legacy": 12.0, "torch-compile": 11.0, "pytorch-eager": 26.0,
+    # measured: llama.cpp 5.3 %, llama.cpp-legacy 9.1 %, torch-compile 8.3 %, pytorch-eager 19.4 %,
+    # pytorch-eager-legacy 16.9 % (the target is 15 % for each)
+    bounds = {"llama.cpp": 8.0, "llama.cpp-legacy": 12.0, "torch-compile": 11.0, "pytorch-eager": 22.0,
               "pytorch-eager-legacy": 20.0}
     for eng, bound in bounds.items():
         mine = [r for r in loso_rows if r["engine"] == eng]
