@@ -129,7 +129,8 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
         calls.append({"name": "recommend_gpus", "args": _recommend_args(q)})
     if ("recommend" in intents or q.solve_for == "min_gpu_memory") and not recommender and m:
         intents.add("fit")  # the memory needed, then the GPUs and offers that have it (second round)
-    solved = _solve_calls(q) if m else []
+    # the recommender already ranks by cost: the cheapest-GPU solver would only repeat it
+    solved = _solve_calls(q) if m and not (recommender and q.solve_for == "cheapest_gpu") else []
     calls += solved
     if "fit" in intents and m and not (recommender and not q.has_gpu) and \
             not any(c["args"]["unknown"] == "min_gpu_count" for c in solved):
@@ -147,7 +148,18 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
     if q.gpu_unknown and not q.gpus and not any(c["name"] == "price_query" for c in calls):
         calls += [{"name": "price_query", "args": {"gpu": g}} for g in q.gpu_unknown[:2]]
     calls.append(_guide(q))
-    return calls
+    return _unique_calls(calls)
+
+
+def _unique_calls(calls: list[Call]) -> list[Call]:
+    """The same tool with the same arguments runs once (two intents may ask for the same call)."""
+    seen, out = set(), []
+    for c in calls:
+        key = (c["name"], repr(sorted(c["args"].items())))
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
 
 
 def _image_shape(q: Query) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from assistant.engine.answer import CitationRef, Finding, Sections
 from assistant.engine.compose.citations import cite, known_ids
 from assistant.engine.compose.common import (Done, catalog_model_name, chat_text, engine_name, error_info, model_name,
                                              q_, results, set_verdict, user_number)
-from assistant.engine.compose.forward import drop_repeated_defaults, levers_part, solve_part
+from assistant.engine.compose.forward import drop_repeated_defaults, image_placements_part, levers_part, solve_part
 from assistant.engine.compose.memory import fit_part, speed_part, train_part
 from assistant.engine.compose.money import cost_part, prices_part
 from assistant.engine.compose.recommend import recommend_part
@@ -27,7 +27,7 @@ from assistant.engine.render.catalog import message
 
 _PARTS = {"solve": solve_part, "vram_calculator": fit_part, "speed_estimator": speed_part, "training_time": train_part,
           "cost_estimator": cost_part, "recommend_gpus": recommend_part, "price_query": prices_part,
-          "way_forward": levers_part}
+          "way_forward": levers_part, "image_placements": image_placements_part}
 _FIRST = {"fit": "vram_calculator", "speed": "speed_estimator", "compare": "speed_estimator",
           "train_time": "training_time", "cost": "cost_estimator", "recommend": "recommend_gpus",
           "prices": "price_query"}

@@ -186,3 +186,28 @@ def _best_by_cost(r: dict[str, Any], base: dict[str, Any], s: Sections) -> None:
                                    "col.usd_mtok" if serve else "col.job_cost"],
                           rows=rows, units=["", "", "usd", "usd"]))
     set_verdict(s, "yes")
+
+
+def image_placements_part(q: Query, done: Done, s: Sections) -> None:
+    """An image pipeline that does not fit all on the GPU: the placements that do (dropping the text
+    encoders after encoding, model or sequential CPU offload), each with its peak and copy time."""
+    for name, _a, r in done:
+        if name != "vram_calculator" or not isinstance(r, dict) or not r.get("placements"):
+            continue
+        fit = r.get("fit") or {}
+        mem = fit.get("gpu_memory_gb")
+        if fit.get("fits") is not False or not mem:
+            continue
+        for p in r["placements"]:
+            if p.get("peak_gb") is None or p["peak_gb"] > mem:
+                continue
+            nums = [kn("num.memory_per_gpu", {"code": "value.of", "params": {"a": q_(p["peak_gb"], "gb"),
+                                                                              "b": q_(mem, "gb")}})]
+            if p.get("copy_s_per_call"):
+                nums.append(kn("num.copy_per_image", p["copy_s_per_call"], "s"))
+            title = Finding(code="lever.image_placement",
+                            params={"placement": {"code": f"term.placement_{p['placement']}", "params": {}}})
+            s.way_forward.append(Option(title=title, numbers=nums))
+            if len(s.way_forward) >= 3:
+                return
+
