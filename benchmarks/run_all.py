@@ -99,6 +99,13 @@ def accuracy() -> list[tuple[str, str]]:
     rows.append(("guide retrieval recall@3", f"{hit / len(qs):.3f}  (n={len(qs)})"))
     r = evaluate()
     rows.append(("router intent / slot accuracy", f"{r['intent_acc']:.3f} / {r['slot_acc']:.3f}  (n={r['n']})"))
+    from benchmarks.understanding_eval import evaluate, understand_new
+
+    for path in sorted((ROOT / "tests" / "data" / "eval").glob("batch*.jsonl")):
+        summary, _ = evaluate(path, understand_new)
+        rows.append((f"understanding, {path.stem} (regression set; first-seen scores in the README)",
+                     f"{summary['fully_right']}/{summary['n']} fully right, facts "
+                     f"{summary['facts_right'] / max(1, summary['facts_total']):.1%}"))
     return rows
 
 
