@@ -48,7 +48,7 @@ def build(copies: int, where: Path) -> PriceDb:
             d["nvlink"] = d["nvlink"].lower() == "true"
             rows.append(d)
     db = PriceDb(where / "prices.duckdb")
-    db._write_new(rows, [], list(csv.DictReader(open(DATA_DIR / "prices" / "sources.csv", newline=""))), {"shipped_hash": "bench"})
+    db.write_new(rows, [], list(csv.DictReader(open(DATA_DIR / "prices" / "sources.csv", newline=""))), {"shipped_hash": "bench"})
     return db
 
 
