@@ -7,35 +7,21 @@ import json
 import sys
 from typing import Any
 
-from assistant.cli_args import Parser, add_model_args, integer, positive_float
+from assistant.cli_args import Parser, add_model_args, add_request_options, integer, positive_float
 from assistant.image_cli import add_image_args, format_image_cost, image_kwargs
+from tools.recommend import RecommendRequest
+from tools.schemas import PriceQuery
 
 
 def _add_prices(sub: Any) -> None:
     p = sub.add_parser("prices", help="cloud GPU offers from the price catalog, cheapest first")
-    p.add_argument("--gpu", help="a GPU model or family, or a comma list, e.g. H100 (SXM, PCIe and NVL), 'H100 SXM', "
-                                "'A100 80GB' (SXM and PCIe), 'L4,A10G'")
-    p.add_argument("--min-vram-gb", type=positive_float, help="per-GPU memory at least this many GB")
-    g = p.add_mutually_exclusive_group()
-    g.add_argument("--gpus", type=integer, help="exactly N GPUs per instance")
-    g.add_argument("--min-gpus", type=integer, help="at least N GPUs per instance")
-    p.add_argument("--max-gpus", type=integer, help="at most N GPUs per instance")
-    p.add_argument("--min-total-vram-gb", type=positive_float, help="GPU memory of the whole instance at least, GB")
-    p.add_argument("--max-total-vram-gb", type=positive_float, help="GPU memory of the whole instance at most, GB")
-    p.add_argument("--min-vcpus", type=positive_float, help="host vCPUs at least")
-    p.add_argument("--min-ram-gb", type=positive_float, help="host RAM at least, GB")
-    p.add_argument("--vendor", help="GPU vendor: nvidia | amd | intel ...")
-    p.add_argument("--max-price", type=positive_float, dest="max_price_usd_per_gpu_hour",
-                   help="at most this many USD per GPU-hour")
+    add_request_options(p, PriceQuery, skip=("pricing",), exclusive=[("gpus", "min_gpus")],
+                        flags={"max_price_usd_per_gpu_hour": ["--max-price"]},
+                        help_extra={"gpu": "or a comma list: H100 (SXM, PCIe and NVL), 'H100 SXM', 'L4,A10G'",
+                                    "sort": "default gpu-hour"})
     s = p.add_mutually_exclusive_group()
     s.add_argument("--spot", action="store_const", const="spot", dest="pricing", help="spot/interruptible prices only")
     s.add_argument("--on-demand", action="store_const", const="on-demand", dest="pricing", help="on-demand prices only")
-    p.add_argument("--provider", help="e.g. aws, gcp, azure, lambda, runpod, vast, nebius, or a comma list 'aws,gcp'")
-    p.add_argument("--region", help="europe | us | asia | a country | a city (e.g. frankfurt), or part of a region "
-                                   "name (us-east)")
-    p.add_argument("--interconnect", help="nvlink: multi-GPU instances with an NVLink-class fabric")
-    p.add_argument("--sort", help="gpu-hour (default) | instance-hour | spot")
-    p.add_argument("--limit", type=integer, help="rows to show (default 20)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_run_prices)
 
@@ -54,12 +40,7 @@ def _run_prices(args: argparse.Namespace) -> int:
     from assistant import api
     from assistant.engine.formatting import table
 
-    res = api.prices(gpu=args.gpu, min_vram_gb=args.min_vram_gb, gpus=args.gpus, min_gpus=args.min_gpus,
-                     max_price_usd_per_gpu_hour=args.max_price_usd_per_gpu_hour, pricing=args.pricing,
-                     provider=args.provider, region=args.region, interconnect=args.interconnect, sort=args.sort,
-                     limit=args.limit, max_gpus=args.max_gpus, min_total_vram_gb=args.min_total_vram_gb,
-                     max_total_vram_gb=args.max_total_vram_gb, min_vcpus=args.min_vcpus, min_ram_gb=args.min_ram_gb,
-                     vendor=args.vendor)
+    res = api.prices(**{f: getattr(args, f) for f in PriceQuery.model_fields})
     notes = res.notices + [n for n in (res.gpu_note, res.region_note) if n]
     if args.json:
         print(json.dumps({"as_of": res.as_of, "stale": res.stale, "data_note": res.data_note,
@@ -262,30 +243,21 @@ def _run_cost(args: argparse.Namespace) -> int:
 def _add_recommend(sub: Any) -> None:
     p = sub.add_parser("recommend", help="ranked, explained GPU options for serving or fine-tuning a model")
     add_model_args(p)
-    p.add_argument("--workload", help="serve (default) | finetune")
-    p.add_argument("--context", type=integer, dest="context_tokens", help="serve: prompt + output tokens per request (default 4096)")
-    p.add_argument("--users", type=integer, dest="concurrent_users", help="serve: concurrent users/sequences (default 1)")
-    p.add_argument("--min-tokens-per-s", type=positive_float, dest="min_tokens_per_s_per_user",
-                   help="serve: tokens/s each user must get")
-    p.add_argument("--precision", action="append", dest="precisions",
-                   help="serve: allowed weight precision, repeatable and tried in order (default bf16)")
-    p.add_argument("--engine", help="serve: vllm (default), sglang, tensorrt-llm, llama.cpp ...")
-    p.add_argument("--method", help="finetune: full | lora | qlora")
-    p.add_argument("--dataset-tokens", type=positive_float)
-    p.add_argument("--examples", type=integer)
-    p.add_argument("--tokens-per-example", type=integer)
-    p.add_argument("--epochs", type=positive_float)
-    p.add_argument("--seq-len", type=integer)
-    p.add_argument("--batch", type=integer, help="finetune: micro-batch per GPU (default 4)")
-    p.add_argument("--deadline-hours", type=positive_float)
-    p.add_argument("--budget", type=positive_float, dest="budget_usd", help="USD")
-    p.add_argument("--spot", action="store_true", default=None, dest="spot_allowed", help="spot capacity allowed")
-    p.add_argument("--nvlink", action="store_true", default=None, dest="needs_nvlink", help="require NVLink for multi-GPU")
-    p.add_argument("--max-gpus", type=integer, help="GPUs per instance at most (default 8)")
+    add_request_options(p, RecommendRequest, repeat=("precisions",), flags={
+        "context_tokens": ["--context"], "concurrent_users": ["--users"], "precisions": ["--precision"],
+        "min_tokens_per_s_per_user": ["--min-tokens-per-s"], "budget_usd": ["--budget"], "spot_allowed": ["--spot"],
+        "needs_nvlink": ["--nvlink"], "top_n": ["--top"]}, help_extra={
+        "workload": "--method alone means finetune", "context_tokens": "serve", "concurrent_users": "serve",
+        "min_tokens_per_s_per_user": "serve: tokens/s each user must get", "precisions": "serve; repeatable",
+        "engine": "serve: vllm, sglang, tensorrt-llm, llama.cpp ...", "method": "finetune",
+        "dataset_tokens": "finetune: training tokens per epoch", "epochs": "finetune", "seq_len": "finetune",
+        "batch": "finetune: micro-batch per GPU", "deadline_hours": "finetune", "budget_usd": "USD",
+        "spot_allowed": "spot capacity allowed", "needs_nvlink": "require NVLink for multi-GPU",
+        "max_gpus": "GPUs per instance at most", "top_n": "options to show"})
+    p.add_argument("--examples", type=integer, help="finetune: number of examples (with --tokens-per-example)")
+    p.add_argument("--tokens-per-example", type=integer, help="finetune: average tokens per example")
     p.add_argument("--provider", action="append", dest="providers", help="only these providers (repeatable)")
     p.add_argument("--region", action="append", dest="regions", help="only regions containing this text (repeatable)")
-    p.add_argument("--objective", help="cheapest (default) | fastest | value")
-    p.add_argument("--top", type=integer, dest="top_n", help="options to show (default 5)")
     add_image_args(p, jobs=True, endpoint=True)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_run_recommend)
@@ -294,10 +266,7 @@ def _add_recommend(sub: Any) -> None:
 def _run_recommend(args: argparse.Namespace) -> int:
     from assistant import api
 
-    keys = ("workload", "context_tokens", "concurrent_users", "min_tokens_per_s_per_user", "precisions", "engine",
-            "method", "dataset_tokens", "examples", "tokens_per_example", "epochs", "seq_len", "batch",
-            "deadline_hours", "budget_usd", "spot_allowed", "needs_nvlink", "max_gpus", "objective", "top_n")
-    goal = {k: getattr(args, k) for k in keys}
+    goal = {f: getattr(args, f) for f in (*RecommendRequest.model_fields, "examples", "tokens_per_example")}
     if goal["workload"] is None and args.method:
         goal["workload"] = "finetune"
     rec = api.recommend(model=args.model, config=args.config, params_b=args.params_b, providers=args.providers,
