@@ -120,7 +120,10 @@ def _measure_intents(e: _Evidence) -> None:
             else:
                 e.add("cost")
     if "prices" in cues and (e.has_gpu or q.providers or (not e.has_model and patterns("domain").search(e.t))):
-        e.add("prices" if not e.has_model or not e.intents else "cost")
+        hourly = re.search(r"per hour|an hour|hourly|/ ?h(?:r|our)?\b|فی گھنٹہ|ghante ka", e.t)
+        e.add("prices" if not e.has_model or not e.intents or hourly else "cost")
+    if q.duration_hours and e.has_gpu and cues & {"recommend", "compare", "prices"} and "cost" not in e.intents:
+        e.add("cost")  # "which one for a 3-day job on 8 GPUs?": the job's cost decides
     if q.budget_usd_per_hour and e.has_model and not e.has_gpu:
         e.add("recommend")
     if e.has_model and ("fit" in cues or q.gpu_memory_gb or (e.has_gpu and not e.intents) or

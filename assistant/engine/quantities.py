@@ -67,7 +67,7 @@ def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], h
     for i, n in enumerate(nums):
         if i in r.used:
             continue
-        right = text[n.end:n.end + 40]
+        right = text[n.end:n.end + 80]
         left = text[max(0, n.start - 40):n.start]
         role = _role(text, n, right, left, gpu_spans, has_model, nums, i, r)
         if role is None:
@@ -224,6 +224,17 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
             return ("context_tokens", _ctx(n))
     if re.search(r"(?:users?|requests?|concurrency|concurrent)\s*(?:of|=|:)?\s*$", left):
         return ("concurrent_users", v)
+    if v >= 2 and re.match(r"\s*(?:[a-z]+\s+){1,4}(?:would |will |may |might |could )?(?:use|using|chat|online|hitting|"
+                           r"query|querying)\b.{0,25}(?:at the same time|at once|concurrently|simultaneously)", right):
+        return ("concurrent_users", v)  # "40 nurses and doctors would use it at the same time"
+    if 256 <= v <= 4096 and re.search(r"(?:\bat|\bpe|\bpar|@|پر)\s*$", left) and \
+            re.search(r"images?|sdxl|flux|pixart|\bsd ?[0-9]|stable diffusion|تصاویر|تصویر|tasveer", r.text):
+        return ("resolution", v)  # "PixArt at 1024"
+    m_out = re.search(r"\b(output|prompt|input|context)s?\s*[:=]?\s*(?:~|about|around)?\s*$", left)
+    if m_out and re.search(r"\btokens?\b", r.text):
+        role = {"output": "output_tokens", "prompt": "prompt_tokens", "input": "prompt_tokens"}.get(m_out.group(1),
+                                                                                                   "context_tokens")
+        return (role, v)  # "(prompt ~400 tokens, output ~100)"
     if v >= 2 and re.search(r"(?:need|want|make|generate|produce|create|chahiye|چاہیے|چاہئیں)\s*$", left) and \
             not rs[:1].isalnum():
         for unit, role in (("images", "images"), ("examples", "examples")):
@@ -251,7 +262,7 @@ def _memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans) ->
         return ("storage_gb", v)
     if _EGRESS_NEAR.search(right[:60]):
         return ("egress_gb", v)
-    if _STORAGE_NEAR.search(right[:30]) or re.search(r"dataset|data\b", right[:20]):
+    if _STORAGE_NEAR.search(right[:45]) or re.search(r"dataset|data\b", right[:20]):
         return ("storage_gb", v)
     if _EGRESS_NEAR.search(left[-30:]):
         return ("egress_gb", v)
@@ -295,7 +306,8 @@ def _time_role(hours: float, left: str, right: str) -> tuple[str, float]:
     l_tail = left[-18:]
     if re.match(r"\s*\w*\s*(?:tak|تک)\s+(?:musalsal|lagatar|مسلسل|لگاتار|روزانہ|چل)", right):
         return ("duration_hours", hours)  # "ایک ہفتے تک مسلسل چلانے": for a week, non-stop
-    if cue and cue.search(l_tail) or re.match(r"\s*\w*\s*(?:tak|تک|کے اندر|اندر|se pehle|سے پہلے|میں|mein|me)\b", right) \
+    if cue and cue.search(l_tail) or \
+            re.match(r"\s*\w*\s*(?:tak|تک|کے اندر|اندر|ke andar|andar|se pehle|سے پہلے|میں|mein|me)\b", right) \
             or re.search(r"(?:deadline|due)\b", left):
         return ("deadline_hours", hours)
     return ("duration_hours", hours)

@@ -109,7 +109,8 @@ def _named_model(raw: str, t: str) -> Any:
     from assistant.engine.names import Span
 
     m = re.search(r"(?:\b(?:for|run|serve|of|does|deploy|with|model|called|named|use|host)\s+)"
-                  r"((?:[A-Z][A-Za-z0-9]+)(?:[-_ ][A-Z0-9][A-Za-z0-9]*)+|[A-Z][a-z]+[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)", raw)
+                  r"((?:[A-Z][A-Za-z0-9]+)(?:[-_ ][A-Z0-9][A-Za-z0-9]*)+|[A-Z][a-z]+[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)", raw) or \
+        re.search(r"(?:^|[\s،,])((?:[A-Z][A-Za-z0-9]+)(?: [A-Z0-9][A-Za-z0-9]*)+)\s+(?:کو|کی|کا|ko|ki|ka)\b", raw)
     if not m:
         return None
     name = m.group(1)
@@ -154,8 +155,8 @@ def _variant_by_memory(t: str, g: Any) -> Any:
     members = families.get(re.sub(r"[^a-z0-9]", "", g.value.lower()), [])
     if not members:
         return g
-    near = t[max(0, g.start - 16):g.start] + " | " + t[g.end:g.end + 12]
-    m = re.search(r"(\d{2,3})\s?(?:gb|gib)", near)
+    m = re.match(r"\s*\(?(\d{2,3})\s?(?:gb|gib)", t[g.end:g.end + 12]) or \
+        re.search(r"(\d{2,3})\s?(?:gb|gib)\s*(?:wala|wali|والا|والی|version|variant)?\s*$", t[max(0, g.start - 16):g.start])
     if not m:
         return g
     fits = [x for x in members if x.memory_gib and abs(x.memory_gib - float(m.group(1))) < 1]
@@ -285,8 +286,13 @@ def _read_words(t: str, q: Query) -> None:
             q.not_used = [x for x in q.not_used if x != txt]
     for lx in lexicon().values():
         for phrase, hours in lx.get("deadline_phrases", {}).items():
-            if q.deadline_hours is None and re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", t):
-                q.deadline_hours = float(hours)
+            m_phrase = re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", t) if q.deadline_hours is None else None
+            if m_phrase:
+                # "by tomorrow morning, call it 12 hours": the number the user gives wins over the phrase
+                m_num = re.match(r"[^.?!\d]{0,30}?(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h\b|ghante|گھنٹے)", t[m_phrase.end():])
+                q.deadline_hours = float(m_num.group(1)) if m_num else float(hours)
+                if m_num and q.duration_hours == float(m_num.group(1)):
+                    q.duration_hours = None
         for phrase, hours in lx.get("duration_phrases", {}).items():
             if q.duration_hours is None and re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", t):
                 q.duration_hours = float(hours)
