@@ -395,13 +395,22 @@ def resolve_engine(name: str | None) -> EngineProfile:
         InvalidInput: unknown engine, listing the known ones.
     """
     engines = load_engines()
+    found = _by_name(engines, name, "vllm", r"[^a-z0-9.]+")
+    if found is None:
+        raise InvalidInput("engine", name,
+                           ", ".join(e.id for e in engines) + " (ollama = llama.cpp, transformers = pytorch-eager)")
+    return found
+
+
+def _by_name(items: Any, name: str | None, default_id: str, strip: str) -> Any:
+    """The item named `name` by id, name or alias (no case, no `strip` characters); `default_id` for None."""
     if name is None:
-        return next(e for e in engines if e.id == "vllm")
-    key = re.sub(r"[^a-z0-9.]+", "", str(name).lower())
-    for e in engines:
-        if key in {re.sub(r"[^a-z0-9.]+", "", x.lower()) for x in (e.id, e.name, *e.aliases)}:
-            return e
-    raise InvalidInput("engine", name, ", ".join(e.id for e in engines) + " (ollama = llama.cpp, transformers = pytorch-eager)")
+        return next(x for x in items if x.id == default_id)
+    key = re.sub(strip, "", str(name).lower())
+    for x in items:
+        if key in {re.sub(strip, "", n.lower()) for n in (x.id, x.name, *x.aliases)}:
+            return x
+    return None
 
 
 @lru_cache(maxsize=1)
@@ -485,10 +494,7 @@ def resolve_image_framework(name: str | None) -> Any:
         InvalidInput: unknown runtime, listing the known ones.
     """
     fws = load_image_frameworks()
-    if name is None:
-        return next(f for f in fws if f.id == "diffusers")
-    key = re.sub(r"[^a-z0-9]+", "", str(name).lower())
-    for f in fws:
-        if key in {re.sub(r"[^a-z0-9]+", "", x.lower()) for x in (f.id, f.name, *f.aliases)}:
-            return f
-    raise InvalidInput("engine", name, ", ".join(f.id for f in fws) + " for image pipelines")
+    found = _by_name(fws, name, "diffusers", r"[^a-z0-9]+")
+    if found is None:
+        raise InvalidInput("engine", name, ", ".join(f.id for f in fws) + " for image pipelines")
+    return found
