@@ -44,7 +44,8 @@ def finalize(q: Query, keep_intents: list[str] | None = None) -> Query:
 def _default_method(q: Query) -> None:
     """Serving is what the words imply when no training word was written and the question is about
     decode speed, concurrent users, prompts, the KV cache, or whether a model fits a GPU."""
-    if q.method is None and q.has_model and not (q.examples or q.dataset_tokens or q.epochs or q.lora_rank):
+    rows = bool(q.examples) and not (q.prompt_tokens or q.output_tokens)
+    if q.method is None and q.has_model and not (rows or q.dataset_tokens or q.epochs or q.lora_rank):
         if "speed" in q.intents or q.concurrent_users or q.prompt_tokens or q.output_tokens or q.kv_precision or \
                 (q.context_tokens and "fit" in q.intents) or q.solve_for in ("max_context", "max_batch") or \
                 q.engine or q.min_tokens_per_s or ("fit" in q.intents and q.has_gpu):
@@ -59,7 +60,9 @@ class _Evidence:
         self.cues = cue_set("intent_cues", t)
         self.solve = cue_set("solve_cues", t)
         self.has_model, self.has_gpu = q.has_model, q.has_gpu
-        self.training = q.method in ("full", "lora", "qlora", "finetune") or bool(q.examples or q.dataset_tokens or q.epochs)
+        # rows with a prompt and an output are requests to run, not a dataset to train on
+        rows = bool(q.examples) and not (q.prompt_tokens or q.output_tokens)
+        self.training = q.method in ("full", "lora", "qlora", "finetune") or rows or bool(q.dataset_tokens or q.epochs)
         self.image = bool(q.model and _is_pipeline(q.model)) or bool(q.images or q.resolution or q.steps)
         self.comparing = len(q.gpus) + len(q.gpu_unknown) >= 2 or len(q.providers) >= 2 or q.both_pricing or \
             len(q.regions) >= 2 or (q.billing and bool(re.search(r"\bvs\b|versus|compared|than|مقابل", t)))

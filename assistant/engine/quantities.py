@@ -152,6 +152,13 @@ def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model,
     if _starts(_unit("context"), right) or re.search(r"(?:context|ctx|context length|context window|seq(?:uence)?(?:[ _-]?len(?:gth)?)?|max[ _-]?len)\s*(?:of|=|:|is|at|to|length)?\s*(?:~|about|around)?\s*$", left) \
             or re.search(r"(?:کانٹیکسٹ|سیاق)\s*$", left):
         return ("context_tokens", _ctx(n))
+    m_kind = re.match(r"\s*(output|prompt|input|context|generated|new)\s+tokens?\b", right)
+    if m_kind:  # "512 output tokens"
+        role = {"output": "output_tokens", "generated": "output_tokens", "new": "output_tokens",
+                "prompt": "prompt_tokens", "input": "prompt_tokens"}.get(m_kind.group(1), "context_tokens")
+        return (role, _ctx(n))
+    if re.match(r"\s*out\b", right) and re.search(r"tokens?\s+in\b", left[-40:]):
+        return ("output_tokens", n.value)  # "~6000 tokens in, 400 out"
     if _starts(_unit("tokens"), right) or re.match(r"\s*[- ]?token", right):
         return _token_role(n, right, left, nums, i, r)
     if re.match(r"\s*(?:prompts|inputs|queries|questions|requests to run)\b", right):
@@ -212,8 +219,7 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
     if re.match(r"\s*of (?:them|those|these|the gpus|the cards)\b", right):
         if _unit("examples").search(left[-60:]) or re.search(r"chats?|tickets|emails|texts|transcripts", left[-60:]):
             return ("examples", v)  # "eighty thousand of them" after "chats"
-        if any(0 <= n.start - b <= 40 for _, b in gpu_spans) or re.search(r"gpus?|cards?", left[-40:]):
-            return ("gpu_count", v)
+        return ("gpu_count", v)  # "on 4 of them": the GPUs talked about
     if _starts(_unit("gpus"), right) and not re.match(r"\s*x\b", right):
         return ("gpu_count", v) if 0 < v <= 100000 else None
     if _starts(_unit("nodes"), right):
@@ -227,7 +233,7 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
     if v >= 2 and re.match(r"\s*(?:[a-z]+\s+){1,4}(?:would |will |may |might |could )?(?:use|using|chat|online|hitting|"
                            r"query|querying)\b.{0,25}(?:at the same time|at once|concurrently|simultaneously)", right):
         return ("concurrent_users", v)  # "40 nurses and doctors would use it at the same time"
-    if 256 <= v <= 4096 and re.search(r"(?:\bat|\bpe|\bpar|@|پر)\s*$", left) and \
+    if 256 <= v <= 4096 and (re.search(r"(?:\bat|\bpe|\bpar|@|پر)\s*$", left) or re.match(r"\s*(?:pe|par|پر)\b", right)) and \
             re.search(r"images?|sdxl|flux|pixart|\bsd ?[0-9]|stable diffusion|تصاویر|تصویر|tasveer", r.text):
         return ("resolution", v)  # "PixArt at 1024"
     m_out = re.search(r"\b(output|prompt|input|context)s?\s*[:=]?\s*(?:~|about|around)?\s*$", left)
@@ -236,7 +242,7 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
                                                                                                    "context_tokens")
         return (role, v)  # "(prompt ~400 tokens, output ~100)"
     if v >= 2 and re.search(r"(?:need|want|make|generate|produce|create|chahiye|چاہیے|چاہئیں)\s*$", left) and \
-            not rs[:1].isalnum():
+            re.match(r"\s*(?:$|[,.;:?!)]|(?:for|to|in|by|of|by|ki|ke|کی|کے)\b)", right):
         for unit, role in (("images", "images"), ("examples", "examples")):
             if _unit(unit).search(text[:n.start]) and role not in r.values:
                 return (role, v)  # "need two thousand" after "SDXL images"
@@ -287,6 +293,10 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
     each = each_word or (_APPROX.search(left[-12:]) and "examples" in r.values) or _TOKENS_EACH.search(left[-22:])
     cues = [(m.end(), role) for pat, role in ((_CONTEXT_NEAR, "context_tokens"), (_PROMPT_NEAR, "prompt_tokens"),
                                               (_OUTPUT_NEAR, "output_tokens")) for m in pat.finditer(near_l)]
+    if not cues and not re.search(r"\d", left[-50:]):  # "prompts with retrieved documents are around 3,000 tokens"
+        far = left[-50:]
+        cues = [(m.end() - 25, role) for pat, role in ((_PROMPT_NEAR, "prompt_tokens"), (_OUTPUT_NEAR, "output_tokens"))
+                for m in pat.finditer(far) if len(m.group()) > 3]
     if cues and (not each_word or re.search(r"(?:each|per|har|ہر)\s+(?:prompt|input|request|answer|output|response)", near_l)
                  or max(cues)[0] > len(near_l) - 16):
         return (max(cues)[1], _ctx(n))  # the nearest cue word before the number

@@ -76,7 +76,7 @@ def _understand_cached(raw: str) -> Query:
     skip = [(s.start, s.end) for s in [*models, unknown_model] if s]
     gpus, gpu_unknown = find_gpus(t, skip)
     if pivot is not None and any(g.start >= pivot for g in gpus):
-        gpus = [g for g in gpus if g.start >= pivot]  # "... RTX 4090? wait no, it's an RTX 4080": the later one
+        gpus = [g for g in gpus if g.start >= pivot and not _negated(t, g.start, g.end)]  # "wait no, an RTX 4080, not the 4090"
     gpus = [_variant_by_memory(t, g) for g in gpus]
     gpus += _elided_variants(t, gpus)
     if model and pivot is not None:
@@ -136,7 +136,9 @@ def _corrected_size(t: str, model: Any, pivot: int) -> Any:
     from assistant.engine.names import Span
     from knowledge.catalog import resolve_model as _resolve
 
-    m = re.search(r"(?<![\w.])(\d+(?:\.\d+)?)\s?b\b", t[pivot:])
+    sizes = [x for x in re.finditer(r"(?<![\w.])(\d+(?:\.\d+)?)\s?b\b", t[pivot:])
+             if not _negated(t, pivot + x.start(), pivot + x.end())]
+    m = sizes[-1] if sizes else None  # "7B نہیں بلکہ 13B": the size that is not negated
     if not m or model.start >= pivot:
         return model
     new_text = re.sub(r"\d+(?:\.\d+)?\s?b\b", m.group(1) + "b", model.text, count=1)
