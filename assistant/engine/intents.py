@@ -105,7 +105,8 @@ def _solve_intents(e: _Evidence) -> None:
 def _measure_intents(e: _Evidence) -> None:
     """Recommend, speed, time, cost and prices from their cue words and the facts they need."""
     q, cues = e.q, e.cues
-    if "recommend" in cues and (e.has_model or e.image or e.training or e.comparing):
+    if "recommend" in cues and (e.has_model or e.image or e.training or e.comparing or
+                                (q.gpus and "prices" in cues)):  # "which providers offer H100s, and the rate?"
         e.add("recommend")
     if "speed" in cues and (e.has_model or e.has_gpu or e.image):
         e.add("speed")
@@ -139,7 +140,7 @@ def _compare_and_guide(e: _Evidence) -> None:
     if ("compare" in cues or len(q.providers) >= 2) and e.comparing:
         e.add("compare")
         if not (set(e.intents) - {"compare"}):
-            e.add("speed" if e.has_model else "prices")
+            e.add("speed" if e.has_model else "prices" if q.gpus or q.providers else "guide")
     if not e.intents or e.intents == ["compare"]:
         if patterns("domain").search(t) or e.has_model or e.has_gpu:
             e.add("guide")

@@ -22,6 +22,7 @@ def normalise(text: str) -> str:
     t = re.sub(r"\b([a-z]+\d+[a-z]*)\s?x\s?(\d{1,3})\b", r"\1 x \2", t)   # h100x8 -> h100 x 8
     t = re.sub(r"(?<=\d)(?=(?:gb|gib|tb)\b)", " ", t)
     t = re.sub(r"(?<=[a-z0-9])/\s*(?=(?:hr|h|hour|mo|month|gpu)\b)", " /", t)   # "a100/hr" -> "a100 /hr"
+    t = re.sub(r"(?<=\d)\+(?=\s|$)", "", t)  # "30+ tok/s"
     return re.sub(r"\s+", " ", t).strip()
 
 

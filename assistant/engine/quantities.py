@@ -50,7 +50,7 @@ _TOKENS_EACH = re.compile(r"(?:taqreeban|lagbhag|تقریباً|تقریبا|ل�
 _DATASET = re.compile(r"dataset|corpus|of data|of text|training data|\btrain(?:ing)? on\b|\bon\b\W*$|ڈیٹا|ڈیٹاسیٹ")
 _CONTEXT_NEAR = re.compile(r"context|ctx|window|seq(?:uence)?[ _-]?len|max[ _-]?len|sequence|کانٹیکسٹ|سیاق|سیکوئنس|سیکوینس")
 _PROMPT_NEAR = re.compile(r"prompt|input|\bin\b|پرامپٹ|ان پٹ")
-_OUTPUT_NEAR = re.compile(r"output|generat|response|completion|new tokens|answer|\bout\b|آؤٹ پٹ|جواب")
+_OUTPUT_NEAR = re.compile(r"output|generat|response|completion|new tokens|answer|repl(?:y|ies)|\bout\b|آؤٹ پٹ|جواب")
 _MEMORY_NEAR = re.compile(r"card|gpu|vram|class|wala|wali|wale|memory|version|variant|والا|والی|والے|کارڈ|جی پی یو|میموری")
 _EGRESS_NEAR = re.compile(r"egress|out of|\bout\b(?! of memory)|outbound|transfer|download|pull(?:ing)? (?:it )?down|"
                           r"serv(?:e|ing) out|send|move|bahar|باہر|ایگریس")
@@ -152,10 +152,12 @@ def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model,
     if _starts(_unit("context"), right) or re.search(r"(?:context|ctx|context length|context window|seq(?:uence)?(?:[ _-]?len(?:gth)?)?|max[ _-]?len)\s*(?:of|=|:|is|at|to|length)?\s*(?:~|about|around)?\s*$", left) \
             or re.search(r"(?:کانٹیکسٹ|سیاق)\s*$", left):
         return ("context_tokens", _ctx(n))
-    m_kind = re.match(r"\s*(output|prompt|input|context|generated|new)\s+tokens?\b", right)
+    m_kind = re.match(r"\s*(output|prompt|input|context|generated|new)\s+tokens?\b", right) or \
+        re.match(r"\s*[- ]?tokens?\s+(repl(?:y|ies)|answers?|responses?|outputs?)\b", right)
     if m_kind:  # "512 output tokens"
-        role = {"output": "output_tokens", "generated": "output_tokens", "new": "output_tokens",
-                "prompt": "prompt_tokens", "input": "prompt_tokens"}.get(m_kind.group(1), "context_tokens")
+        kind = m_kind.group(1)
+        role = "output_tokens" if re.match(r"output|generated|new|repl|answer|respons", kind) else \
+            {"prompt": "prompt_tokens", "input": "prompt_tokens"}.get(kind, "context_tokens")
         return (role, _ctx(n))
     if re.match(r"\s*out\b", right) and re.search(r"tokens?\s+in\b", left[-40:]):
         return ("output_tokens", n.value)  # "~6000 tokens in, 400 out"

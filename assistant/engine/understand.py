@@ -108,12 +108,22 @@ def _named_model(raw: str, t: str) -> Any:
     "Mistral Colossus") after a word that introduces a model."""
     from assistant.engine.names import Span
 
-    m = re.search(r"(?:\b(?:for|run|serve|of|does|deploy|with|model|called|named|use|host)\s+)"
+    m = re.search(r"(?:\b(?:for|run|serve|of|does|deploy|with|model|called|named|use|host|can|is|will|about)\s+)"
                   r"((?:[A-Z][A-Za-z0-9]+)(?:[-_ ][A-Z0-9][A-Za-z0-9]*)+|[A-Z][a-z]+[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)", raw) or \
         re.search(r"(?:^|[\s،,])((?:[A-Z][A-Za-z0-9]+)(?: [A-Z0-9][A-Za-z0-9]*)+)\s+(?:کو|کی|کا|ko|ki|ka)\b", raw)
+    m = m or re.search(r"(?:^|\s)([A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*|[A-Z][A-Za-z0-9]+-[A-Z][A-Za-z0-9]*)(?=\s)",
+                       raw)  # CamelCase or hyphenated product names: "GigaMind-X", "ZetaLLM-Pro"
     if not m:
         return None
     name = m.group(1)
+    from knowledge.catalog import gpu_name_key, gpu_names, load_providers
+
+    exact, families = gpu_names()
+    key = gpu_name_key(name)
+    if key in exact or key in families or name.lower().replace("-", "") in {p.replace("-", "") for p in load_providers()} or \
+            name.lower() in ("runpod", "coreweave", "paperspace", "openai", "huggingface", "deepseek", "lora", "qlora",
+                             "vllm", "sglang", "tensorrt", "llama.cpp", "minimax", "mistral", "youtube", "whatsapp"):
+        return None
     if re.fullmatch(r"(?:[A-Z][a-z]+ )?(?:GPU|GPUs|RTX|GTX|AWS|GCP|Azure|Lambda|RunPod|Vast|NVIDIA|AMD)\b.*", name):
         return None
     low = name.lower()
