@@ -187,7 +187,7 @@ async def rest_thread(request: Request) -> JSONResponse:
 
 
 async def rest_ask(request: Request) -> JSONResponse:
-    """POST /api/ask {"question": ..., "thread_id": ...}: the JSON of `gpu-advisor ask --json`.
+    """POST /api/ask {"question": ..., "thread_id": ..., "lang": "en"|"ur"}: the JSON of `gpu-advisor ask --json`.
 
     The same answer as the Gradio /ask endpoint without its queue and event stream, for scripts and
     load: 400 with {"error": ...} for bad input, 401 without valid credentials when GPU_ADVISOR_AUTH
@@ -203,7 +203,7 @@ async def rest_ask(request: Request) -> JSONResponse:
     except ValueError as exc:
         return JSONResponse({"error": f'{exc} Send a JSON object {{"question": "...", "thread_id": "..."}}.'},
                             status_code=400)
-    if not isinstance(body, dict) or set(body) - {"question", "thread_id"}:
+    if not isinstance(body, dict) or set(body) - {"question", "thread_id", "lang"}:
         return JSONResponse({"error": 'send a JSON object {"question": "...", "thread_id": "..." (optional)}'},
                             status_code=400)
     return await run_in_threadpool(_rest_answer, body, _owner(request, user))
@@ -213,7 +213,7 @@ def _rest_answer(body: dict[str, Any], owner: str) -> JSONResponse:
     try:
         q = ui_data.check_question(body.get("question"))
         tid = ui_data.check_thread_id(body.get("thread_id"))
-        ans = _advisor().ask(q, thread_id=tid, owner=owner)
+        ans = _advisor().ask(q, thread_id=tid, owner=owner, lang=body.get("lang"))
     except (AdvisorError, ui_data.BadInput) as exc:  # the team database down is ours, not the caller's
         status = 503 if type(exc).__name__ == "StoreUnavailable" else 400
         return JSONResponse({"error": str(exc)}, status_code=status)

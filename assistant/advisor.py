@@ -74,16 +74,19 @@ class Advisor:
             model = chat_model if chat_model is not None else make_chat_model(self.backend)
             self.llm_agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT)
 
-    def ask(self, question: str, thread_id: str | None = None, owner: str | None = None) -> Answer:
-        """Answer one question in a thread (a new thread when None) of `owner` (default: the local OS user)."""
+    def ask(self, question: str, thread_id: str | None = None, owner: str | None = None,
+            lang: str | None = None) -> Answer:
+        """Answer one question in a thread (a new thread when None) of `owner` (default: the local OS user);
+        `lang` ("en" or "ur") sets the answer's language, else it follows the question's."""
         ans = None
-        for ev in self.stream(question, thread_id, owner=owner):
+        for ev in self.stream(question, thread_id, owner=owner, lang=lang):
             if ev["type"] == "answer":
                 ans = ev["answer"]
         assert ans is not None
         return ans
 
-    def stream(self, question: str, thread_id: str | None = None, owner: str | None = None) -> Iterator[dict[str, Any]]:
+    def stream(self, question: str, thread_id: str | None = None, owner: str | None = None,
+               lang: str | None = None) -> Iterator[dict[str, Any]]:
         """Events: {'type': 'tool_start', 'name', 'args', 'id'}, {'type': 'tool_end', 'name', 'result', 'id'},
         {'type': 'text', 'text'}, and finally {'type': 'answer', 'answer': Answer}.
 
@@ -109,7 +112,11 @@ class Advisor:
             prior = (record.state or {}).get("query") if record else None
         except ThreadStoreError as exc:
             notices.append(f"The conversation store could not be read ({exc}); this answer starts a fresh thread.")
-        for ev in self._engine(q, tid, history, notices, prior):
+        if lang not in (None, "auto", "en", "ur"):
+            from tools.errors import InvalidInput
+
+            raise InvalidInput("lang", lang, "auto, en or ur")
+        for ev in self._engine(q, tid, history, notices, prior, None if lang == "auto" else lang):
             if ev["type"] == "answer":
                 ans = ev["answer"]
                 try:
@@ -121,11 +128,11 @@ class Advisor:
             yield ev
 
     def _engine(self, q: str, tid: str, history: list[tuple[str, str]], notices: list[str],
-                prior: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+                prior: dict[str, Any] | None = None, lang: str | None = None) -> Iterator[dict[str, Any]]:
         with self._lock:
             if self.llm_agent is None:
                 try:
-                    yield from self._graph_turn(q, tid, history, notices, prior, self.backend)
+                    yield from self._graph_turn(q, tid, history, notices, prior, self.backend, lang)
                 except Exception as exc:  # never a traceback for the user: a short apology, details in the log
                     import logging
 
@@ -153,17 +160,17 @@ class Advisor:
             else:
                 yield from (ev for ev in buffered if ev["type"] not in ("tool_start", "tool_end"))
                 return
-            yield from self._graph_turn(q, tid, history, notices, prior, f"router (fallback: {reason})")
+            yield from self._graph_turn(q, tid, history, notices, prior, f"router (fallback: {reason})", lang)
 
     def _graph_turn(self, q: str, tid: str, history: list[tuple[str, str]], notices: list[str],
-                    prior: dict[str, Any] | None, backend: str) -> Iterator[dict[str, Any]]:
+                    prior: dict[str, Any] | None, backend: str, lang: str | None = None) -> Iterator[dict[str, Any]]:
         """One turn of the embedded engine (assistant/engine/graph.py), streamed as events."""
         users = [asked for asked, _ in history] + [q]
         if prior is None and history:  # a thread stored before the typed Query: fold its questions
             from assistant.engine.understand import understand_dialogue
 
             prior = understand_dialogue([asked for asked, _ in history]).model_dump(mode="json")
-        state: dict[str, Any] = {"question": q, "users": users, "prior": prior}
+        state: dict[str, Any] = {"question": q, "users": users, "prior": prior, "lang": lang}
         calls: list[ToolCall] = []
         for upd in self.graph.stream(state, {"recursion_limit": 20}, stream_mode="updates"):
             for node, data in upd.items():

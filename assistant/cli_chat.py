@@ -39,11 +39,14 @@ def _add_ask(sub: Any) -> None:
     p.add_argument("--thread", help="thread id: reuse it to ask follow-ups")
     p.add_argument("--backend", help="router (default) or openai:MODEL, anthropic:MODEL, ollama:MODEL "
                                      "(default $GPU_ADVISOR_BACKEND)")
+    p.add_argument("--lang", choices=("auto", "en", "ur"), default="auto",
+                   help="language of the answer (default: the question's; Roman Urdu is answered in English)")
     p.add_argument("--json", action="store_true", help="print the Answer object")
     p.set_defaults(func=_run_ask)
     c = sub.add_parser("chat", help="interactive chat in the terminal (a thread per session)")
     c.add_argument("--thread", help="continue this thread")
     c.add_argument("--backend", help="router (default) or an LLM backend id")
+    c.add_argument("--lang", choices=("auto", "en", "ur"), default="auto", help="language of the answers")
     c.set_defaults(func=_run_chat)
 
 
@@ -51,7 +54,7 @@ def _run_ask(args: argparse.Namespace) -> int:
     from assistant import api
 
     q = " ".join(args.question)
-    ans = api.advisor(args.backend).ask(q, thread_id=args.thread)
+    ans = api.advisor(args.backend).ask(q, thread_id=args.thread, lang=args.lang)
     if args.json:
         print(json.dumps(ans.model_dump(), indent=2, ensure_ascii=False, default=str))
     else:
@@ -80,7 +83,7 @@ def _run_chat(args: argparse.Namespace) -> int:
             return 0
         if not q.strip():
             continue
-        for ev in adv.stream(q, thread_id=tid):
+        for ev in adv.stream(q, thread_id=tid, lang=args.lang):
             if ev["type"] == "tool_start":
                 console.print(f"[dim]  → {ev['name']}({', '.join(f'{k}={v}' for k, v in ev['args'].items())})[/dim]")
             elif ev["type"] == "answer":

@@ -26,6 +26,7 @@ MAX_ROUNDS = 3
 
 class TurnState(TypedDict, total=False):
     question: str
+    lang: str | None               # "en" / "ur" sets the answer's language (else the question's)
     users: list[str]               # the thread's user messages, this one last (grounding accepts their numbers)
     prior: dict[str, Any] | None   # the thread's Query before this turn (JSON)
     query: dict[str, Any]          # the Query after this turn (JSON)
@@ -53,6 +54,8 @@ def build_turn_graph(run_tool: Callable[[str, dict], dict], compose: Callable[[Q
     def understand_node(s: TurnState) -> TurnState:
         prior = Query.model_validate(s["prior"]) if s.get("prior") else None
         q = understand_turn(s["question"], prior)
+        if s.get("lang") in ("en", "ur"):
+            q.answer_lang = s["lang"]
         return {"query": q.model_dump(mode="json"), "done": [], "rounds": 0}
 
     def clarify_node(s: TurnState) -> TurnState:
