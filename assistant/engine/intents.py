@@ -14,6 +14,7 @@ __all__ = ["cue_set", "finalize"]
 import re
 from functools import lru_cache
 
+from assistant.engine.names import find_concepts
 from assistant.engine.normalise import normalise
 from assistant.engine.query import Query
 from knowledge.catalog import resolve_model
@@ -64,7 +65,9 @@ class _Evidence:
         rows = bool(q.examples) and not (q.prompt_tokens or q.output_tokens)
         self.training = q.method in ("full", "lora", "qlora", "finetune") or rows or bool(q.dataset_tokens or q.epochs)
         self.image = bool(q.model and _is_pipeline(q.model)) or bool(q.images or q.resolution or q.steps)
+        methods = {s.value for s in find_concepts(t, "method")} & {"lora", "qlora", "full"}
         self.comparing = len(q.gpus) + len(q.gpu_unknown) >= 2 or len(q.providers) >= 2 or q.both_pricing or \
+            len(methods) >= 2 or \
             len(q.regions) >= 2 or (q.billing and bool(re.search(r"\bvs\b|versus|compared|than|مقابل", t)))
         self.intents: list[str] = []
 
@@ -92,6 +95,7 @@ def _solve_intents(e: _Evidence) -> None:
     q = e.q
     if q.solve_for == "min_gpu_count" and e.image and (q.images or q.deadline_hours):
         e.add("speed")
+        e.add("recommend")  # how many GPUs for N images by a deadline: the image recommender's replicas
     elif q.solve_for in ("max_context", "max_batch", "min_gpu_count", "min_gpu_memory"):
         e.add("fit")
     if q.solve_for in ("cheapest_gpu", "fastest_gpu"):
@@ -110,6 +114,8 @@ def _measure_intents(e: _Evidence) -> None:
         e.add("recommend")
     if "speed" in cues and (e.has_model or e.has_gpu or e.image):
         e.add("speed")
+    if "fit" in cues and q.gpu_unknown and not e.has_model:
+        e.add("fit")  # "I'm on a GTX 1080, can it run anything?": the card is asked about
     if q.min_tokens_per_s and e.has_model and not e.has_gpu:
         e.add("recommend")
     if e.image and (cues & {"speed", "train_time", "cost"} or q.images or q.solve_for in ("cheapest_gpu", "min_gpu_count")):

@@ -51,7 +51,7 @@ def _unknown_model(text: str) -> Span | None:
     return Span(m.start(1), m.end(1), m.group(1), m.group(1)) if m else None
 
 
-_UNKNOWN_GPU = re.compile(r"\b((?:gtx|rtx|tesla|quadro|radeon|rx|geforce|instinct)\s?[a-z]?\d{3,4}\w*|"
+_UNKNOWN_GPU = re.compile(r"\b((?:gtx|rtx|tesla|quadro|radeon|rx|geforce|instinct)\s?[a-z]?\d{3,4}\w*(?: ti)?|nvidia\s+[a-z]{1,2}\d{2,4}\w*|"
                           r"(?:[abhlv]|mi|gb|b)\d{2,3}[a-z]?)\b")
 
 
@@ -83,6 +83,8 @@ def find_models(text: str) -> tuple[list[Span], Span | None]:
             cand = text[s:e]
             if not re.search(r"[a-z]", cand) or (n == 1 and not re.search(r"\d", cand) and len(cand) < 5):
                 continue
+            if "/" in cand and " " in cand:
+                continue  # "w/ llama 3.1 8b" is not a Hugging Face repo path
             key = model_name_key(cand)
             hit = idx.get(key)
             if hit is None and n >= 2 and len(key) >= 6 and re.search(r"\d", key) and not re.search(r"\d$", key):

@@ -130,9 +130,13 @@ def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
         return ("min_tokens_per_s", v)
     if re.match(r"\s*(?:gb|gib|gigs?|gigabytes?|g\b|جی بی)", right):
         return _memory_role(v, right, left, has_model, gpu_spans)
-    if re.match(r"\s*(?:tb|tib|terabytes?|ٹی بی)", right):
+    if re.match(r"\s*(?:tb|tib|terabytes?|ٹی بی|ٹیرا ?بائٹ)", right):
         role = _memory_role(v * 1000, right, left, has_model, gpu_spans)
         return role if role and role[0] in ("egress_gb", "storage_gb") else ("storage_gb", v * 1000)
+    if re.match(r"\s*cents?\b", right):
+        tail = right[re.match(r"\s*cents?\b", right).end():]
+        per_hour = re.match(r"\s*(?:/|per|an|a|each)\s*(?:gpu[- ]?)?(?:hour|hr|h\b)", tail)
+        return ("budget_usd_per_hour" if per_hour else "budget_usd_total", v / 100)  # "under 50 cents an hour"
     if re.search(r"(?:\$|usd|us\$)\s*$", left) or _starts(_unit("usd"), right):
         stripped = right.lstrip(" -~:=")
         mu = _unit("usd").match(stripped)
@@ -159,7 +163,9 @@ def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model,
         role = "output_tokens" if re.match(r"output|generated|new|repl|answer|respons", kind) else \
             {"prompt": "prompt_tokens", "input": "prompt_tokens"}.get(kind, "context_tokens")
         return (role, _ctx(n))
-    if re.match(r"\s*out\b", right) and re.search(r"tokens?\s+in\b", left[-40:]):
+    if re.match(r"\s*in\s*[/,]\s*\d", right):
+        return ("prompt_tokens", _ctx(n))  # "512 in / 256 out"
+    if re.match(r"\s*out\b", right) and re.search(r"(?:tokens?\s+)?in\b\s*[/,]?\s*$|tokens?\s+in\b", left[-40:]):
         return ("output_tokens", n.value)  # "~6000 tokens in, 400 out"
     if _starts(_unit("tokens"), right) or re.match(r"\s*[- ]?token", right):
         return _token_role(n, right, left, nums, i, r)
@@ -173,6 +179,8 @@ def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model,
                         r"training|labelled|labeled|unique|different|separate|generated|product|new)\s+", right)
     if one_word:  # "10 internal users", "5k labelled examples"
         rest = right[one_word.end() - 1:]
+        if re.match(r"\s*(?:daily|monthly|weekly|total)\b", right) and _starts(_unit("users"), rest):
+            return ("_users_per_period", v)  # "1000 daily users" are not concurrent users
         for unit, role in (("users", "concurrent_users"), ("examples", "examples"), ("images", "images")):
             if _starts(_unit(unit), rest):
                 return (role, v)
@@ -232,8 +240,9 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
             return ("context_tokens", _ctx(n))
     if re.search(r"(?:users?|requests?|concurrency|concurrent)\s*(?:of|=|:)?\s*$", left):
         return ("concurrent_users", v)
-    if v >= 2 and re.match(r"\s*(?:[a-z]+\s+){1,4}(?:would |will |may |might |could )?(?:use|using|chat|online|hitting|"
-                           r"query|querying)\b.{0,25}(?:at the same time|at once|concurrently|simultaneously)", right):
+    if v >= 2 and (re.match(r"\s*(?:[a-z]+\s+){1,4}(?:would |will |may |might |could )?(?:use|using|chat\w*|online|"
+                            r"hitting|query|querying|play\w*)\b.{0,25}(?:at the same time|at once|concurrently|simultaneously)",
+                            right) or re.match(r"\s*(?:at the same time|at once|concurrently|simultaneously)\b", right)):
         return ("concurrent_users", v)  # "40 nurses and doctors would use it at the same time"
     if 256 <= v <= 4096 and (re.search(r"(?:\bat|\bpe|\bpar|@|پر)\s*$", left) or re.match(r"\s*(?:pe|par|پر)\b", right)) and \
             re.search(r"images?|sdxl|flux|pixart|\bsd ?[0-9]|stable diffusion|تصاویر|تصویر|tasveer", r.text):
@@ -315,7 +324,7 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
 
 def _time_role(hours: float, left: str, right: str) -> tuple[str, float]:
     cue = patterns("deadline_cues")
-    l_tail = left[-18:]
+    l_tail = left[-10:]  # "by 6 hours", "within 2 days": the cue sits right before the amount
     if re.match(r"\s*\w*\s*(?:tak|تک)\s+(?:musalsal|lagatar|مسلسل|لگاتار|روزانہ|چل)", right):
         return ("duration_hours", hours)  # "ایک ہفتے تک مسلسل چلانے": for a week, non-stop
     if cue and cue.search(l_tail) or \

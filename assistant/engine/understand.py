@@ -38,7 +38,7 @@ def _negated(t: str, start: int, end: int | None = None) -> bool:
     if neg and neg.search(before) and not re.search(r"\b(?:but|instead|rather)\b", before[-8:]):
         return True
     if end is not None and after:
-        m = after.match(t[end:end + 14].lstrip(" ,)(-"))
+        m = after.match(re.sub(r"^(?:wala|wali|wale|والا|والی|والے)\s+", "", t[end:end + 20].lstrip(" ,)(-")))
         return bool(m)
     return False
 
@@ -277,7 +277,8 @@ def _read_words(t: str, q: Query) -> None:
     if m:
         q.grad_checkpointing = not (_negated(t, m.start(), m.end()) or re.match(r"\s*(?:off|disabled|false)", t[m.end():m.end() + 10]))
     q.regions = _unique([s.value for s in find_concepts(t, "regions") if not _negated(t, s.start, s.end)] +
-                        [m.group() for m in patterns("region_codes").finditer(t)])
+                        [m.group() for m in patterns("region_codes").finditer(t)] +
+                        (["us"] if re.search(r"\b(?:US|USA|U\.S\.)\b", q.text) else []))  # the capital US, not "us"
     q.billing = bool(patterns("billing_cues").search(t))
     if q.concurrent_users is None:
         for lx in lexicon().values():
@@ -296,6 +297,7 @@ def _read_words(t: str, q: Query) -> None:
         for txt in (m_day.group(1), m_hpd.group(1) or m_hpd.group(2)):
             q.number_uses[txt] = "duration_hours"
             q.not_used = [x for x in q.not_used if x != txt]
+    phrase_duration = False
     for lx in lexicon().values():
         for phrase, hours in lx.get("deadline_phrases", {}).items():
             m_phrase = re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", t) if q.deadline_hours is None else None
@@ -306,8 +308,10 @@ def _read_words(t: str, q: Query) -> None:
                 if m_num and q.duration_hours == float(m_num.group(1)):
                     q.duration_hours = None
         for phrase, hours in lx.get("duration_phrases", {}).items():
-            if q.duration_hours is None and re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", t):
-                q.duration_hours = float(hours)
+            if re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", t) and (q.duration_hours is None or
+                                                                        phrase_duration and hours > q.duration_hours):
+                q.duration_hours = float(hours)  # "24/7 for a year": the longest phrase stated
+                phrase_duration = True
 
 
 def _method(t: str) -> str | None:
