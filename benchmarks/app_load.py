@@ -99,25 +99,18 @@ def run_call_api(url: str, clients: int = 20, per_client: int = 25) -> dict:
 
     import httpx
 
-    from tests.app.load import QUESTIONS, _drive
+    from tests.app.load import QUESTIONS, _drive, timed
 
     def one(c: int) -> tuple[list[float], int]:
-        lat, errors = [], 0
         with httpx.Client(timeout=60) as client:
-            for i in range(per_client):
-                t = time.perf_counter()
-                try:
-                    r = client.post(url + "gradio_api/call/ask",
-                                    json={"data": [QUESTIONS[(c + i) % len(QUESTIONS)], f"call-{c}"]})
-                    event_id = r.json()["event_id"]
-                    body = client.get(url + f"gradio_api/call/ask/{event_id}").text
-                    data = [ln[5:] for ln in body.splitlines() if ln.startswith("data:")]
-                    if "event: complete" not in body or not json.loads(data[-1])[0].get("answer"):
-                        errors += 1
-                except Exception:
-                    errors += 1
-                lat.append(time.perf_counter() - t)
-        return lat, errors
+            def ask(i: int) -> bool:
+                question = QUESTIONS[(c + i) % len(QUESTIONS)]
+                r = client.post(url + "gradio_api/call/ask", json={"data": [question, f"call-{c}"]})
+                body = client.get(url + f"gradio_api/call/ask/{r.json()['event_id']}").text
+                data = [ln[5:] for ln in body.splitlines() if ln.startswith("data:")]
+                return "event: complete" in body and bool(json.loads(data[-1])[0].get("answer"))
+
+            return timed(per_client, ask)
 
     return _drive(one, clients)
 

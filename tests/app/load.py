@@ -25,22 +25,26 @@ def _drive(one: Callable[[int], tuple[list[float], int]], clients: int) -> dict[
             "p95_s": lat[int(0.95 * (len(lat) - 1))], "max_s": lat[-1], "wall_s": wall}
 
 
+def timed(requests: int, ask: Callable[[int], bool]) -> tuple[list[float], int]:
+    """Time `ask(i)` for i < requests; a False or an exception counts as an error."""
+    lat, errors = [], 0
+    for i in range(requests):
+        t = time.perf_counter()
+        try:
+            errors += not ask(i)
+        except Exception:
+            errors += 1
+        lat.append(time.perf_counter() - t)
+    return lat, errors
+
+
 def run(url: str, clients: int = 20, per_client: int = 25) -> dict[str, Any]:
     from gradio_client import Client
 
     def one(c: int) -> tuple[list[float], int]:
         client = Client(url, verbose=False)
-        lat, errors = [], 0
-        for i in range(per_client):
-            t = time.perf_counter()
-            try:
-                out = client.predict(QUESTIONS[(c + i) % len(QUESTIONS)], f"load-{c}", api_name="/ask")
-                if not out.get("answer"):
-                    errors += 1
-            except Exception:
-                errors += 1
-            lat.append(time.perf_counter() - t)
-        return lat, errors
+        return timed(per_client, lambda i: bool(client.predict(QUESTIONS[(c + i) % len(QUESTIONS)], f"load-{c}",
+                                                               api_name="/ask").get("answer")))
 
     return _drive(one, clients)
 
@@ -50,19 +54,13 @@ def run_rest(url: str, clients: int = 20, per_client: int = 25) -> dict[str, Any
     import httpx
 
     def one(c: int) -> tuple[list[float], int]:
-        lat, errors = [], 0
         with httpx.Client(timeout=60) as client:
-            for i in range(per_client):
-                t = time.perf_counter()
-                try:
-                    r = client.post(url + "api/ask", json={"question": QUESTIONS[(c + i) % len(QUESTIONS)],
-                                                           "thread_id": f"rest-{c}"})
-                    if r.status_code != 200 or not r.json().get("answer"):
-                        errors += 1
-                except Exception:
-                    errors += 1
-                lat.append(time.perf_counter() - t)
-        return lat, errors
+            def ask(i: int) -> bool:
+                r = client.post(url + "api/ask", json={"question": QUESTIONS[(c + i) % len(QUESTIONS)],
+                                                       "thread_id": f"rest-{c}"})
+                return r.status_code == 200 and bool(r.json().get("answer"))
+
+            return timed(per_client, ask)
 
     return _drive(one, clients)
 
