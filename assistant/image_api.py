@@ -6,14 +6,15 @@ cost() and recommend(). Resolution is `resolution` (1024 or "1024x768") or `widt
 
 from __future__ import annotations
 
-__all__ = ["image_cost", "image_recommend", "image_speed", "image_vram", "is_image_pipeline"]
+__all__ = ["image_cost", "image_recommend", "image_speed", "image_vram"]
 
 import math
 import re
 from typing import Any
 
-from knowledge.catalog import (load_diffusion_arch, load_gpus, load_providers, resolve_diffusion, resolve_gpu,
-                               resolve_image_framework, resolve_model)
+from knowledge.catalog import (load_diffusion_arch, load_gpus, load_providers,
+                               resolve_diffusion, resolve_gpu,
+                               resolve_image_framework)
 from tools.cost import BillingPolicy, SpotAssumptions
 from tools.diffusion import ImageRequest, ImageVramEstimate, estimate_image_memory
 from tools.errors import InvalidCombination, InvalidInput, UnknownModel
@@ -28,17 +29,6 @@ _LLM_ONLY = ("seq_len", "training_precision", "optimizer", "grad_checkpointing",
              "examples", "tokens_per_example", "epochs", "hours", "context_tokens", "min_tokens_per_s_per_user",
              "needs_nvlink")
 _IMAGE_HINT = "image pipelines take --resolution, --steps, --guidance, --batch, --precision and --placement"
-
-
-def is_image_pipeline(model: str | None) -> bool:
-    """True when `model` names a catalog image pipeline and no LLM (LLM names win)."""
-    if model is None or not str(model).strip():
-        return False
-    try:
-        resolve_model(model)
-        return False
-    except UnknownModel:
-        return resolve_diffusion(model) is not None
 
 
 def _pipeline(model: str) -> tuple[Any, Any]:

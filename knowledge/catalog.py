@@ -11,6 +11,7 @@ __all__ = [
     "DATA_DIR",
     "gpu_name_key",
     "gpu_names",
+    "is_image_pipeline",
     "model_name_key",
     "model_names",
     "GpuMatch",
@@ -438,24 +439,22 @@ def load_providers() -> dict[str, dict[str, Any]]:
 # ---- name spotting (public: the conversation engine finds names in free text through these) -------
 
 
-def model_name_key(name: str) -> str:
-    """The normalised key under which a model name is indexed ("Meta-Llama-3.1-8B-Instruct" -> "llama3.18b")."""
-    return _model_key(name)
+# The engine spots names in free text through these: the normalised keys and the indexes above.
+model_name_key = _model_key
+model_names = _model_index
+gpu_name_key = _gpu_key
+gpu_names = _gpu_index
 
 
-def model_names() -> dict[str, ModelArch]:
-    """{normalised name key: model} over ids, display names, HF repos and aliases of every catalog LLM."""
-    return _model_index()
-
-
-def gpu_name_key(name: str) -> str:
-    """The normalised key under which a GPU name is indexed ("NVIDIA RTX 4090" -> "rtx4090")."""
-    return _gpu_key(name)
-
-
-def gpu_names() -> tuple[dict[str, GpuSpec], dict[str, list[GpuSpec]]]:
-    """({normalised name key: GPU}, {normalised family key: member GPUs}) over every catalog GPU."""
-    return _gpu_index()
+@lru_cache(maxsize=512)
+def is_image_pipeline(name: str | None) -> bool:
+    """True when `name` is a catalog image pipeline and no LLM (LLM names win; an ambiguous prefix is not one)."""
+    if not name or not str(name).strip() or _model_key(name) in _model_index():
+        return False
+    try:
+        return resolve_diffusion(name) is not None
+    except UnknownModel:
+        return False
 
 
 @lru_cache(maxsize=1)

@@ -12,12 +12,11 @@ from __future__ import annotations
 __all__ = ["cue_set", "finalize"]
 
 import re
-from functools import lru_cache
 
 from assistant.engine.names import find_concepts
 from assistant.engine.normalise import normalise
 from assistant.engine.query import Query
-from knowledge.catalog import resolve_model
+from knowledge.catalog import is_image_pipeline, resolve_model
 from knowledge.lexicon import pattern_map, patterns
 
 
@@ -64,7 +63,7 @@ class _Evidence:
         # rows with a prompt and an output are requests to run, not a dataset to train on
         rows = bool(q.examples) and not (q.prompt_tokens or q.output_tokens)
         self.training = q.method in ("full", "lora", "qlora", "finetune") or rows or bool(q.dataset_tokens or q.epochs)
-        self.image = bool(q.model and _is_pipeline(q.model)) or bool(q.images or q.resolution or q.steps)
+        self.image = bool(q.model and is_image_pipeline(q.model)) or bool(q.images or q.resolution or q.steps)
         methods = {s.value for s in find_concepts(t, "method")} & {"lora", "qlora", "full"}
         self.comparing = len(q.gpus) + len(q.gpu_unknown) >= 2 or len(q.providers) >= 2 or q.both_pricing or \
             len(methods) >= 2 or \
@@ -220,20 +219,11 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
         add("guide")
     if "cost" in intents and training and q.has_model:
         add("train_time")  # the cost of a run rests on its hours
-    image = bool(q.model) and _is_pipeline(q.model)
+    image = bool(q.model) and is_image_pipeline(q.model)
     if image and (q.images or "cost" in cues) and ("recommend" in intents or q.solve_for == "cheapest_gpu"):
         add("cost")  # the cheapest GPU for a batch of images is judged by the job's total
     if "speed" in intents and q.has_model and q.gpus:
         add("fit")
-
-
-@lru_cache(maxsize=256)
-def _is_pipeline(model_id: str) -> bool:
-    try:
-        resolve_model(model_id)
-        return False
-    except Exception:
-        return True
 
 
 def _check_ranges(q: Query) -> None:

@@ -11,12 +11,10 @@ from __future__ import annotations
 __all__ = ["DEFAULTS", "plan"]
 
 import re
-from functools import lru_cache
 from typing import Any
 
 from assistant.engine.query import Query
-from knowledge.catalog import resolve_diffusion
-from tools.errors import AdvisorError
+from knowledge.catalog import is_image_pipeline
 
 DEFAULTS = {
     "context_tokens": 4096,
@@ -121,7 +119,7 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
         return [_guide(q)]
     calls: list[Call] = []
     m = _model(q)
-    image = bool(q.model) and _is_pipeline(q.model)
+    image = bool(q.model) and is_image_pipeline(q.model)
     if image:
         return _image_calls(q, intents) + [_guide(q)]
     recommender = "recommend" in intents and bool(m) and q.solve_for != "min_gpu_memory"
@@ -200,18 +198,6 @@ def _image_calls(q: Query, intents: set[str]) -> list[Call]:
     if "prices" in intents and not calls:
         calls += _price_calls(q)
     return calls
-
-
-@lru_cache(maxsize=256)
-def _is_pipeline(model_id: str) -> bool:
-    return resolve_diffusion_safe(model_id)
-
-
-def resolve_diffusion_safe(model_id: str) -> bool:
-    try:
-        return resolve_diffusion(model_id) is not None
-    except AdvisorError:
-        return False
 
 
 def _fit_calls(q: Query) -> list[Call]:
@@ -378,7 +364,7 @@ def _way_forward(q: Query, done: Done) -> list[Call]:
     """After a negative verdict (does not fit, too slow for the user's target), the smallest changes that work.
     Image pipelines carry their own way forward: the memory result lists every placement and what fits."""
     out: list[Call] = []
-    if q.model and _is_pipeline(q.model):
+    if q.model and is_image_pipeline(q.model):
         return out
     for name, args, r in done:
         if name == "vram_calculator" and isinstance(r.get("fit"), dict) and r["fit"].get("fits") is False and \

@@ -9,7 +9,8 @@ from knowledge.catalog import (load_gpus, load_providers,
                                resolve_engine, resolve_gpu)
 from tools.cost import (BillingPolicy, CostInputs, ProviderRates, ServingRequest, SpotAssumptions, cost_report,
                         serving_economics)
-from assistant.image_api import image_cost, is_image_pipeline
+from assistant.image_api import image_cost
+from knowledge.catalog import is_image_pipeline
 from tools.errors import InvalidCombination, InvalidInput
 from tools.schemas import PriceQuery, PriceResult, validated
 from assistant.service.models import resolve_model_arch, speed, train_time

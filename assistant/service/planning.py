@@ -7,7 +7,8 @@ from typing import Any
 
 from knowledge.catalog import (load_gpus, load_training_efficiency,
                                resolve_engine)
-from assistant.image_api import image_recommend, is_image_pipeline
+from assistant.image_api import image_recommend
+from knowledge.catalog import is_image_pipeline
 from tools.errors import InvalidCombination, InvalidInput
 from tools.schemas import PriceQuery, validated
 from assistant.service.models import _sizing, resolve_model_arch
