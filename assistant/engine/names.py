@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from knowledge.lexicon import pattern_map
+from knowledge.lexicon import lexicon, pattern_map
 from knowledge.catalog import gpu_name_key, gpu_names, load_providers, model_name_key, model_names, resolve_diffusion
 from tools.errors import UnknownModel
 
@@ -187,12 +187,13 @@ def _as_meant(g, written: str) -> str:
 
 @lru_cache(maxsize=1)
 def _provider_patterns() -> dict[str, re.Pattern]:
-    extra = {"aws": r"amazon|ec2|ایمیزون|اے ڈبلیو ایس", "gcp": r"google cloud|google|gce|گوگل کلاؤڈ|گوگل",
-             "azure": r"microsoft azure|ایزور|ازور|مائیکروسافٹ", "lambda": r"lambda labs|lambda cloud",
-             "vast": r"vast\.ai|vastai", "runpod": r"run ?pod", "coreweave": r"core ?weave", "paperspace": r"paper ?space"}
+    aliases: dict[str, list[str]] = {}
+    for lx in lexicon().values():  # other names people use for a provider, per locale
+        for p, forms in lx.get("provider_aliases", {}).items():
+            aliases.setdefault(p, []).extend(forms)
     out = {}
     for p in load_providers():
-        alt = re.escape(p) + (f"|{extra[p]}" if p in extra else "")
+        alt = "|".join([re.escape(p), *aliases.get(p, [])])
         out[p] = re.compile(rf"(?<![\w-])(?:{alt})(?![\w-])")
     return out
 

@@ -119,14 +119,9 @@ _RESET_ON_NEW_MODEL = ("method", "precision", "context_tokens", "prompt_tokens",
                        "lora_targets", "images", "resolution", "steps", "solve_for")
 
 
-def merge(prev: Query, new: Query, *, new_topic: bool) -> Query:
-    """Fold a follow-up into the thread's Query: only what the follow-up mentions changes.
-
-    `new_topic` (a different model, or a self-contained new question) keeps only the context that
-    plausibly still applies (GPUs, providers, regions, spot) when the new turn does not restate it.
-    """
-    if new_topic:
-        return new
+def merge(prev: Query, new: Query) -> Query:
+    """Fold a follow-up into the thread's Query: only what the follow-up mentions changes; a new
+    model resets what belongs to the old workload (method, lengths, data) unless restated."""
     data = prev.model_dump()
     stated = new.facts()
     carried = [k for k in prev.facts() if k not in stated]

@@ -134,11 +134,8 @@ def _named_model(raw: str, t: str) -> Any:
 def _pivot(t: str) -> int | None:
     """Where a correction or a move starts ("sorry, I meant", "wait no", "now I'm moving to"): what
     follows it replaces what came before."""
-    m = None
-    for m in re.finditer(r"\b(?:sorry|i meant|wait,? no|actually|correction|my bad|i mean|nahi sorry|now i'?m moving to|"
-                         r"moving to|switching to)\b|معاف|معذرت|میرا مطلب", t):
-        pass
-    return m.start() if m else None
+    starts = [m.start() for m in patterns("correction").finditer(t)]
+    return starts[-1] if starts else None
 
 
 def _corrected_size(t: str, model: Any, pivot: int) -> Any:
@@ -377,17 +374,13 @@ def _is_followup(new: Query, prev: Query) -> bool:
     return len(t.split()) <= 10 and (not new.intents or new.intents[0] != "guide" or not new.intent_cued)
 
 
-def prior_has_model(q: Query) -> bool:
-    return q.has_model
-
-
 def understand_turn(text: str, prior: Query | None) -> Query:
     """A message in a thread: a follow-up is merged into the thread's Query (only what it mentions
     changes); its intents then come from its own words and the merged facts."""
     q = understand(text).model_copy(deep=True)
     if prior is None or not _is_followup(q, prior):
         return q
-    merged = merge(prior, q, new_topic=False)
+    merged = merge(prior, q)
     t = normalise(text)
     if pattern_map("intent_cues")["compare"].search(t) or pattern_map("intent_cues")["recommend"].search(t):
         # "compare both", "which one is cheaper": every GPU / provider named in the thread is a side
