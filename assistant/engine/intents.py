@@ -11,13 +11,17 @@ from __future__ import annotations
 
 __all__ = ["cue_set", "finalize"]
 
-import re
 
 from assistant.engine.names import find_concepts
 from assistant.engine.normalise import normalise
 from assistant.engine.query import Query
 from knowledge.catalog import is_image_pipeline, resolve_model
 from knowledge.lexicon import pattern_map, patterns
+
+
+def _hint(name: str, t: str) -> bool:
+    """A lexicon hint (comparative, smallest, why, instruction, worth, preference, either_or) in the text."""
+    return bool(pattern_map("hints")[name].search(t))
 
 
 def cue_set(key: str, t: str) -> set[str]:
@@ -67,7 +71,7 @@ class _Evidence:
         methods = {s.value for s in find_concepts(t, "method")} & {"lora", "qlora", "full"}
         self.comparing = len(q.gpus) + len(q.gpu_unknown) >= 2 or len(q.providers) >= 2 or q.both_pricing or \
             len(methods) >= 2 or \
-            len(q.regions) >= 2 or (q.billing and bool(re.search(r"\bvs\b|versus|compared|than|مقابل", t)))
+            len(q.regions) >= 2 or (q.billing and _hint("comparative", t))
         self.intents: list[str] = []
 
     def add(self, *xs: str) -> None:
@@ -84,7 +88,7 @@ def _solve_for(e: _Evidence) -> None:
         if s in e.solve:
             q.solve_for = s
             break
-    if q.solve_for == "min_gpu_memory" and (q.gpus and not re.search(r"smallest|minimum|least|chhot|چھوٹ|کم سے کم", t)):
+    if q.solve_for == "min_gpu_memory" and q.gpus and not _hint("smallest", t):
         q.solve_for = None  # "how much VRAM ... on an H100" is a fit question
     if q.solve_for == "cheapest_gpu" and not e.has_model and not e.image and not q.followup and q.gpus:
         q.solve_for = None  # "cheapest H100" is a price query
@@ -129,7 +133,7 @@ def _measure_intents(e: _Evidence) -> None:
             else:
                 e.add("cost")
     if "prices" in cues and (e.has_gpu or q.providers or (not e.has_model and patterns("domain").search(e.t))):
-        hourly = re.search(r"per hour|an hour|hourly|/ ?h(?:r|our)?\b|فی گھنٹہ|ghante ka", e.t)
+        hourly = pattern_map("units")["per_hour"].search(e.t)
         e.add("prices" if not e.has_model or not e.intents or hourly else "cost")
     if q.duration_hours and e.has_gpu and cues & {"recommend", "compare", "prices"} and "cost" not in e.intents:
         e.add("cost")  # "which one for a 3-day job on 8 GPUs?": the job's cost decides
@@ -155,10 +159,10 @@ def _compare_and_guide(e: _Evidence) -> None:
         cues.discard("guide")  # "how many L40S do I need?" asks for a number, not an explanation
     if "guide" in cues and e.intents and "guide" not in e.intents:
         e.add("guide")
-    if "compare" in e.intents and re.search(r"\bor\b|\?\s*$", t) and len(q.gpus) >= 2 and "recommend" not in e.intents:
+    if "compare" in e.intents and _hint("either_or", t) and len(q.gpus) >= 2 and "recommend" not in e.intents:
         e.add("recommend")  # "A6000 or L40S?": which one to take
     numbers = set(q.facts()) - {"billing", "providers", "gpus", "regions"}
-    why = re.search(r"\b(?:why|conceptually|explain|how come)\b|کیوں|kyun", t)
+    why = _hint("why", t)
     if "guide" in cues and not q.model and (patterns("domain").search(t) or q.gpus) and \
             (not q.has_gpu and not numbers or why and not numbers):
         e.intents[:] = ["guide"] + [i for i in e.intents if i == "compare"]
@@ -178,7 +182,7 @@ def _intents(t: str, q: Query) -> None:
     _compare_and_guide(e)
     _implied(q, e.intents, e.cues, t)
     intents = e.intents or ["out_of_scope"]
-    if q.injection and (not (e.has_model or e.has_gpu) or re.search(r"forget|ignore|override|dump|commission|pays you", t)):
+    if q.injection and (not (e.has_model or e.has_gpu) or _hint("instruction", t)):
         intents = ["out_of_scope"]
     q.intents = intents
     q.intent_cued = bool(explicit or q.solve_for or "guide" in e.cues and not q.followup)
@@ -191,7 +195,7 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
     def add(x: str) -> None:
         if x not in intents:
             intents.append(x)
-    if re.search(r"\bworth (?:it|the)\b|worth kar|فائدہ مند", t) and (q.has_model or q.gpus) and "recommend" not in intents:
+    if _hint("worth", t) and (q.has_model or q.gpus) and "recommend" not in intents:
         add("recommend")
     training = q.method in ("full", "lora", "qlora", "finetune") or bool(q.examples and not q.prompt_tokens) or \
         bool(q.dataset_tokens or q.epochs)
@@ -204,9 +208,9 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
     if "compare" in intents and q.has_model and len(q.gpus) >= 2 and training:
         add("train_time")
         add("cost")
-        if re.search(r"better|bہتر|بہتر|behtar|should|worth|which", t):
+        if _hint("preference", t):
             add("recommend")
-    elif "compare" in intents and re.search(r"\bbetter\b|بہتر|behtar|\bworth\b|\bshould i\b", t):
+    elif "compare" in intents and _hint("preference", t):
         add("recommend")
     if q.has_model and q.has_gpu and q.method in ("full", "lora", "qlora", "finetune") and intents and "fit" not in intents:
         add("fit")
