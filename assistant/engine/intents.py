@@ -185,7 +185,8 @@ def _intents(t: str, q: Query) -> None:
     if q.injection and (not (e.has_model or e.has_gpu) or _hint("instruction", t)):
         intents = ["out_of_scope"]
     q.intents = intents
-    q.intent_cued = bool(explicit or q.solve_for or "guide" in e.cues and not q.followup)
+    q.intent_cued = bool(explicit or q.solve_for or "guide" in e.cues and not q.followup or
+                         "compare" in e.cues and e.comparing)
 
 
 def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
@@ -202,6 +203,8 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
     if "recommend" in intents and q.has_model:
         add("fit")
         add("prices")
+        if (q.concurrent_users or 0) > 1 and not training:
+            add("speed")  # a GPU for N users at once is judged by its tokens/s per user too
         if training and (q.examples or q.dataset_tokens or q.budget_usd_total):
             add("train_time")
             add("cost")

@@ -28,6 +28,7 @@ class Roles:
     role_of: dict[int, str] = field(default_factory=dict)  # index -> the role it filled
     precision_bits: list[tuple[int, int]] = field(default_factory=list)  # (bits, position) for "8-bit"
     text: str = ""
+    image: bool = False  # the question names an image pipeline (its name is blanked out of `text`)
 
 
 def _unit(key: str) -> re.Pattern:
@@ -60,9 +61,11 @@ _TIME_UNITS = (("minutes", 1 / 60), ("hours", 1.0), ("days", 24.0), ("weeks", 16
                ("years", 8760.0), ("seconds", 1 / 3600))
 
 
-def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], has_model: bool) -> Roles:
-    """Give each number of `text` its role; `gpu_spans` are where GPU names were found."""
-    r = Roles(text=text)
+def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], has_model: bool,
+                 image: bool = False) -> Roles:
+    """Give each number of `text` its role; `gpu_spans` are where GPU names were found; `image`: the
+    model named is an image pipeline."""
+    r = Roles(text=text, image=image)
     _resolution(text, nums, r)
     for i, n in enumerate(nums):
         if i in r.used:
@@ -137,7 +140,8 @@ def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
         tail = right[re.match(r"\s*cents?\b", right).end():]
         per_hour = re.match(r"\s*(?:/|per|an|a|each)\s*(?:gpu[- ]?)?(?:hour|hr|h\b)", tail)
         return ("budget_usd_per_hour" if per_hour else "budget_usd_total", v / 100)  # "under 50 cents an hour"
-    if re.search(r"(?:\$|usd|us\$)\s*$", left) or _starts(_unit("usd"), right):
+    if re.search(r"(?:\$|usd|us\$)\s*$", left) or _starts(_unit("usd"), right) or \
+            re.search(r"(?:in|into) (?:dollars|usd)\W+(?:\w+\W+){0,2}(?:around|about|roughly|~)?\s*$", left):
         stripped = right.lstrip(" -~:=")
         mu = _unit("usd").match(stripped)
         tail = stripped[mu.end():] if mu else right
@@ -181,6 +185,9 @@ def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model,
         rest = right[one_word.end() - 1:]
         if re.match(r"\s*(?:daily|monthly|weekly|total)\b", right) and _starts(_unit("users"), rest):
             return ("_users_per_period", v)  # "1000 daily users" are not concurrent users
+        if re.match(r"\s*(?:concurrent|parallel|simultaneous)\s+(?:chats?|streams?|sessions?|conversations?|requests?|"
+                    r"connections?|clients?|calls?|queries|users?)\b", right):
+            return ("concurrent_users", v)  # "25 concurrent chats": the adjective says they run at once
         for unit, role in (("users", "concurrent_users"), ("examples", "examples"), ("images", "images")):
             if _starts(_unit(unit), rest):
                 return (role, v)
@@ -245,7 +252,7 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
                             right) or re.match(r"\s*(?:at the same time|at once|concurrently|simultaneously)\b", right)):
         return ("concurrent_users", v)  # "40 nurses and doctors would use it at the same time"
     if 256 <= v <= 4096 and (re.search(r"(?:\bat|\bpe|\bpar|@|پر)\s*$", left) or re.match(r"\s*(?:pe|par|پر)\b", right)) and \
-            re.search(r"images?|sdxl|flux|pixart|\bsd ?[0-9]|stable diffusion|تصاویر|تصویر|tasveer", r.text):
+            (r.image or re.search(r"images?|تصاویر|تصویر|tasveer", r.text)):
         return ("resolution", v)  # "PixArt at 1024"
     m_out = re.search(r"\b(output|prompt|input|context)s?\s*[:=]?\s*(?:~|about|around)?\s*$", left)
     if m_out and re.search(r"\btokens?\b", r.text):
@@ -300,7 +307,7 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
             return (role, _ctx(n))  # "2000-token prompts", "300 token answers", "8k tokens context", "ٹوکن کے کانٹیکسٹ"
     each_word = re.search(r"(?:each|[x×*]|per (?:example|sample|row|conversation|record|item|doc\w*|pair|instruction|entry)|"
                           r"avg|average|averag\w+|on average|apiece|har|ہر|اوسط)\W+(?:\w+\W+){0,4}$", left[-40:]) or \
-        re.match(r"\s*tokens?\s*(?:each|per|apiece|har|ہر)", right)
+        re.match(r"\s*[- ]?(?:tokens?|toks?|ٹوکنز|ٹوکن)\s*(?:each|per|apiece|har|ہر|فی|fi)\b", right)
     each = each_word or (_APPROX.search(left[-12:]) and "examples" in r.values) or _TOKENS_EACH.search(left[-22:])
     cues = [(m.end(), role) for pat, role in ((_CONTEXT_NEAR, "context_tokens"), (_PROMPT_NEAR, "prompt_tokens"),
                                               (_OUTPUT_NEAR, "output_tokens")) for m in pat.finditer(near_l)]

@@ -119,6 +119,9 @@ _RESET_ON_NEW_MODEL = ("method", "precision", "context_tokens", "prompt_tokens",
                        "lora_targets", "images", "resolution", "steps", "solve_for")
 
 
+_PICKS_A_GPU = ("cheapest_gpu", "fastest_gpu", "min_gpu_memory")  # unknowns that are a GPU, not a number
+
+
 def merge(prev: Query, new: Query) -> Query:
     """Fold a follow-up into the thread's Query: only what the follow-up mentions changes; a new
     model resets what belongs to the old workload (method, lengths, data) unless restated."""
@@ -146,8 +149,8 @@ def merge(prev: Query, new: Query) -> Query:
     data.update(intents=intents, lang=new.lang, answer_lang=new.answer_lang, followup=True, text=new.text,
                 carried=sorted(set(carried)), not_used=new.not_used, out_of_range=new.out_of_range,
                 injection=new.injection)
-    if "solve_for" not in stated and _asks_something(new):
-        data["solve_for"] = None
+    if "solve_for" not in stated and new.gpus and prev.solve_for in _PICKS_A_GPU:
+        data["solve_for"] = None  # "and on an L4?" after "the cheapest GPU": the GPU is now given
     return Query.model_validate(data)
 
 

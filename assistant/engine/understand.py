@@ -18,6 +18,7 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from knowledge.catalog import is_image_pipeline
 from knowledge.language import detect_language
 from knowledge.lexicon import lexicon, pattern_map, patterns
 from assistant.engine.names import find_concepts, find_gpus, find_models, find_providers
@@ -217,7 +218,8 @@ def _unique(xs: list) -> list:
 
 def _read_numbers(t: str, q: Query, name_spans: list[tuple[int, int]], gpu_spans: list[tuple[int, int]]) -> None:
     nums = [n for n in find_numbers(t) if not any(a <= n.start < b for a, b in name_spans)]
-    roles = assign_roles(t, nums, gpu_spans, bool(q.model or q.model_unknown))
+    image = bool(q.model and is_image_pipeline(q.model))
+    roles = assign_roles(t, nums, gpu_spans, bool(q.model or q.model_unknown), image)
     ints = {"gpu_count", "context_tokens", "prompt_tokens", "output_tokens", "batch", "concurrent_users", "examples",
             "tokens_per_example", "lora_rank", "images", "resolution", "steps"}
     for k, v in roles.values.items():
