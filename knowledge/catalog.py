@@ -395,23 +395,23 @@ def resolve_engine(name: str | None) -> EngineProfile:
     Raises:
         InvalidInput: unknown engine, listing the known ones.
     """
-    engines = load_engines()
-    found = _by_name(engines, name, "vllm", r"[^a-z0-9.]+")
-    if found is None:
-        raise InvalidInput("engine", name,
-                           ", ".join(e.id for e in engines) + " (ollama = llama.cpp, transformers = pytorch-eager)")
-    return found
+    return _runtime_by_name(load_engines(), name, "vllm", r"[^a-z0-9.]+",
+                            "(ollama = llama.cpp, transformers = pytorch-eager)")
 
 
-def _by_name(items: Any, name: str | None, default_id: str, strip: str) -> Any:
-    """The item named `name` by id, name or alias (no case, no `strip` characters); `default_id` for None."""
+def _runtime_by_name(items: Any, name: str | None, default_id: str, strip: str, note: str) -> Any:
+    """The runtime named `name` by id, name or alias (no case, no `strip` characters); `default_id` for None.
+
+    Raises:
+        InvalidInput: no runtime has that name; lists the known ids and `note`.
+    """
     if name is None:
         return next(x for x in items if x.id == default_id)
     key = re.sub(strip, "", str(name).lower())
     for x in items:
         if key in {re.sub(strip, "", n.lower()) for n in (x.id, x.name, *x.aliases)}:
             return x
-    return None
+    raise InvalidInput("engine", name, ", ".join(x.id for x in items) + " " + note)
 
 
 @lru_cache(maxsize=1)
@@ -492,8 +492,4 @@ def resolve_image_framework(name: str | None) -> Any:
     Raises:
         InvalidInput: unknown runtime, listing the known ones.
     """
-    fws = load_image_frameworks()
-    found = _by_name(fws, name, "diffusers", r"[^a-z0-9]+")
-    if found is None:
-        raise InvalidInput("engine", name, ", ".join(f.id for f in fws) + " for image pipelines")
-    return found
+    return _runtime_by_name(load_image_frameworks(), name, "diffusers", r"[^a-z0-9]+", "for image pipelines")

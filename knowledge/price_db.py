@@ -100,6 +100,20 @@ def _insert(con: Any, table: str, cols: Iterable[str], rows: list[dict[str, Any]
     con.execute(f"COPY {table} ({', '.join(cols)}) FROM '{scratch}' (HEADER, NULLSTR '')")
 
 
+# PriceQuery's numeric bounds: field -> SQL condition on an offer row, the field's value bound as `$<field>`.
+_NUMERIC_BOUNDS: dict[str, str] = {
+    "min_vram_gb": "gpu_memory_gb >= $min_vram_gb",
+    "gpus": "gpu_count = $gpus",
+    "min_gpus": "gpu_count >= $min_gpus",
+    "max_gpus": "gpu_count <= $max_gpus",
+    "min_total_vram_gb": "gpu_memory_gb * gpu_count >= $min_total_vram_gb",
+    "max_total_vram_gb": "gpu_memory_gb * gpu_count <= $max_total_vram_gb",
+    "min_vcpus": "vcpus >= $min_vcpus",
+    # host RAM is stored in GiB; the filter is in GB (10^9 bytes): 1 GiB = 1.073741824 GB
+    "min_ram_gb": "host_memory_gib * 1.073741824 >= $min_ram_gb",
+}
+
+
 def _where(q: PriceQuery, gpu_ids: list[str] | None) -> tuple[str, dict[str, Any], str]:
     """SQL condition (text values bound as parameters) for a PriceQuery, and how its region was read."""
     where, params = ["1=1"], {}
@@ -110,22 +124,9 @@ def _where(q: PriceQuery, gpu_ids: list[str] | None) -> tuple[str, dict[str, Any
 
     if gpu_ids is not None:
         add("list_contains($gpu_ids, gpu_id)", gpu_ids=gpu_ids)
-    if q.min_vram_gb is not None:
-        add("gpu_memory_gb >= $min_vram", min_vram=q.min_vram_gb)
-    if q.gpus is not None:
-        add("gpu_count = $gpus", gpus=q.gpus)
-    if q.min_gpus is not None:
-        add("gpu_count >= $min_gpus", min_gpus=q.min_gpus)
-    if q.max_gpus is not None:
-        add("gpu_count <= $max_gpus", max_gpus=q.max_gpus)
-    if q.min_total_vram_gb is not None:
-        add("gpu_memory_gb * gpu_count >= $min_total", min_total=q.min_total_vram_gb)
-    if q.max_total_vram_gb is not None:
-        add("gpu_memory_gb * gpu_count <= $max_total", max_total=q.max_total_vram_gb)
-    if q.min_vcpus is not None:
-        add("vcpus >= $min_vcpus", min_vcpus=q.min_vcpus)
-    if q.min_ram_gb is not None:  # host RAM is stored in GiB; the filter is in GB (10^9 bytes)
-        add("host_memory_gib * 1.073741824 >= $min_ram", min_ram=q.min_ram_gb)
+    for name, sql in _NUMERIC_BOUNDS.items():
+        if getattr(q, name) is not None:
+            add(sql, **{name: getattr(q, name)})
     if q.vendor:
         add("lower(gpu_vendor) = lower($vendor)", vendor=q.vendor.strip())
     price_col = "spot_price_usd_per_gpu_hour" if q.pricing == "spot" else "price_usd_per_gpu_hour"

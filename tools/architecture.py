@@ -12,6 +12,7 @@ __all__ = ["LinearShape", "ParamCounts", "block_linears", "count_params", "arch_
 from dataclasses import dataclass
 
 from tools.schemas import ModelArch
+from tools.units import PARAMS_PER_BILLION, billions
 
 
 @dataclass(frozen=True)
@@ -46,11 +47,11 @@ class ParamCounts:
 
     @property
     def total_b(self) -> float:
-        return self.total / 1e9
+        return billions(self.total)
 
     @property
     def active_b(self) -> float:
-        return self.active / 1e9
+        return billions(self.active)
 
     @property
     def unquantized(self) -> float:
@@ -155,7 +156,7 @@ def arch_from_params(params_b: float) -> ModelArch:
     the gated-MLP width is then solved so the total equals the given count. The result is
     flagged `rough`: the KV cache and activations it implies are approximate.
     """
-    p = params_b * 1e9
+    p = params_b * PARAMS_PER_BILLION
     vocab = 32000
     layers = max(2, int(round(32 * (params_b / 7.0) ** 0.3)))
     a_coef, b_coef = 12.0 * layers, 2.0 * vocab

@@ -8,10 +8,12 @@ from __future__ import annotations
 __all__ = [
     "BYTES_PER_GB",
     "BYTES_PER_GIB",
+    "PARAMS_PER_BILLION",
     "WEIGHT_FORMATS",
     "WeightFormat",
     "bytes_to_gb",
     "gib_to_gb",
+    "billions",
     "dtype_bytes",
     "weight_format",
 ]
@@ -20,11 +22,17 @@ from dataclasses import dataclass
 
 BYTES_PER_GB = 1e9
 BYTES_PER_GIB = float(2**30)
+PARAMS_PER_BILLION = 1e9  # "7B" parameters = 7 * 10**9 (model cards count parameters in decimal billions)
 
 
 def bytes_to_gb(n_bytes: float) -> float:
     """Decimal gigabytes (10**9 bytes)."""
     return n_bytes / BYTES_PER_GB
+
+
+def billions(count: float) -> float:
+    """A parameter count in billions (10**9), the unit model cards use ("70B")."""
+    return count / PARAMS_PER_BILLION
 
 
 def gib_to_gb(gib: float) -> float:

@@ -9,7 +9,7 @@ __all__ = ["component_text", "vram_assumptions"]
 
 from tools.architecture import ParamCounts
 from tools.schemas import ModelArch, VramRequest
-from tools.units import WeightFormat
+from tools.units import WeightFormat, billions
 
 _ZERO_SOURCE = "ZeRO paper (Rajbhandari et al. 2020, sec. 3.1): 2+2+12 bytes/param for mixed-precision Adam"
 
@@ -21,8 +21,8 @@ def _explain_weights(f: dict) -> tuple[str, str]:
     counts, fmt = f["counts"], f["fmt"]
     text = (f"{counts.total_b:.2f}B params x {fmt.bytes_per_param:g} B ({fmt.name})"
             if not fmt.is_quantized or fmt.quantizes_embeddings else
-            f"{counts.blocks_linear / 1e9:.2f}B linear params x {fmt.bytes_per_param:g} B ({fmt.name})"
-            f" + {counts.unquantized / 1e9:.2f}B embedding/LM-head/norm params x 2 B (kept 16-bit)")
+            f"{billions(counts.blocks_linear):.2f}B linear params x {fmt.bytes_per_param:g} B ({fmt.name})"
+            f" + {billions(counts.unquantized):.2f}B embedding/LM-head/norm params x 2 B (kept 16-bit)")
     if f["tp"] > 1:
         text += f", split over tensor-parallel {f['tp']}"
     if f["shard_w"] > 1:
@@ -85,7 +85,7 @@ def _explain_kv(f: dict) -> tuple[str, str]:
 _EXPLAIN = {
     "weights": _explain_weights,
     "quantization_constants": lambda f: (
-        f"{f['counts'].blocks_linear / 1e9:.2f}B quantised params x {f['const_bits']:.3f} bits of block constants",
+        f"{billions(f['counts'].blocks_linear):.2f}B quantised params x {f['const_bits']:.3f} bits of block constants",
         "QLoRA paper (Dettmers et al. 2023) sec. 3; GPTQ group-128 scales/zeros"),
     "dequant_workspace": lambda f: (
         "two 16-bit copies of the largest linear layer, dequantised for the matmul and its backward",
