@@ -161,12 +161,17 @@ def resolve_model(name: str) -> ModelArch:
         return next(iter(by_prefix.values()))
     if 1 < len(by_prefix) <= 12:
         raise UnknownModel(str(name), sorted(by_prefix), ambiguous=True)
-    close = difflib.get_close_matches(key, list(idx), n=12, cutoff=0.6)
+    raise UnknownModel(str(name), _closest_names(key, {k: m.id for k, m in idx.items()}, cutoff=0.6))
+
+
+def _closest_names(key: str, names_by_key: dict[str, str], cutoff: float) -> list[str]:
+    """Up to five distinct names whose keys are closest to `key` (difflib ratio >= `cutoff`), best first.
+    Several keys (aliases) may name one record, so 12 close keys are read to find five names."""
     names: list[str] = []
-    for k in close:
-        if idx[k].id not in names:
-            names.append(idx[k].id)
-    raise UnknownModel(str(name), names[:5])
+    for k in difflib.get_close_matches(key, list(names_by_key), n=12, cutoff=cutoff):
+        if names_by_key[k] not in names:
+            names.append(names_by_key[k])
+    return names[:5]
 
 
 _DIFFUSION_NOISE = re.compile(r"(stable ?diffusion|stabilityai|black forest labs|blackforestlabs|base|pipeline)")
@@ -315,12 +320,7 @@ def resolve_gpu(name: str) -> GpuMatch:
         return GpuMatch(default, str(name).strip(), tuple(g.name for g in members if g is not default))
     if key in exact:
         return GpuMatch(exact[key], str(name).strip())
-    close = difflib.get_close_matches(key, list(exact), n=12, cutoff=0.5)
-    names: list[str] = []
-    for k in close:
-        if exact[k].name not in names:
-            names.append(exact[k].name)
-    raise UnknownGpu(str(name), names[:5])
+    raise UnknownGpu(str(name), _closest_names(key, {k: g.name for k, g in exact.items()}, cutoff=0.5))
 
 
 def gpu_ids_for(name: str) -> tuple[list[str], str]:
