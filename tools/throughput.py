@@ -36,7 +36,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tools.architecture import block_linears, count_params
+from tools.architecture import LinearShape, ParamCounts, block_linears, count_params
 from tools.errors import InvalidCombination, InvalidInput
 from tools.kernels import DENSE, KernelProfile, linear_time_s
 from tools.schemas import MAX_SEQ_LEN, GpuSpec, ModelArch, VramEstimate
@@ -178,16 +178,18 @@ def _compute_rate_tflops(gpu: GpuSpec, fmt: WeightFormat, engine: EngineProfile)
     return gpu.bf16_dense_tflops, "16-bit tensor cores"
 
 
-def _linear_params_read(a: ModelArch, batch: int) -> tuple[float, float]:
+def _linear_params_read(a: ModelArch, batch: int, c: ParamCounts | None = None,
+                        linears: list[LinearShape] | None = None) -> tuple[float, float]:
     """(block linear weights, LM head + norms) read per decode step, in parameters.
 
     Every linear layer and norm is read once per step; the input embedding is a lookup (only
     `batch` rows, not counted), the LM head is read whole. MoE: of E experts with k routed per
     token, a batch touches on average E * (1 - (1 - k/E)^batch) distinct experts, each read once.
+    `c` and `linears` are count_params(a) and block_linears(a) when the caller has them already.
     """
-    c = count_params(a)
+    c = c or count_params(a)
     if a.is_moe:
-        linears = block_linears(a)
+        linears = linears or block_linears(a)
         experts = [x for x in linears if x.name.startswith("experts.")]
         e, k = a.num_experts, max(1, a.experts_per_token)
         touched = e * (1.0 - (1.0 - k / e) ** batch)
@@ -200,14 +202,17 @@ def _linear_params_read(a: ModelArch, batch: int) -> tuple[float, float]:
     return blocks, head
 
 
-def weight_bytes_read(a: ModelArch, fmt: WeightFormat, batch: int) -> float:
-    """Weight bytes streamed per decode step (see _linear_params_read); GPU quantisation formats
-    keep the LM head and norms in 16-bit, GGUF files quantise them too."""
-    blocks, head = _linear_params_read(a, batch)
+def _bytes_read(fmt: WeightFormat, blocks: float, head: float) -> float:
     per_param = fmt.bytes_per_param + fmt.constant_bytes_per_param
     if fmt.is_quantized and not fmt.quantizes_embeddings:
         return blocks * per_param + head * 2.0
     return (blocks + head) * per_param
+
+
+def weight_bytes_read(a: ModelArch, fmt: WeightFormat, batch: int) -> float:
+    """Weight bytes streamed per decode step (see _linear_params_read); GPU quantisation formats
+    keep the LM head and norms in 16-bit, GGUF files quantise them too."""
+    return _bytes_read(fmt, *_linear_params_read(a, batch))
 
 
 def _comm_s(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, n: int, batch: int) -> tuple[float, str]:
@@ -254,15 +259,15 @@ def estimate_speed(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: Speed
     kern = kernel or engine.kernel_for(fmt)
     n = req.gpus
     tp = n if engine.multi_gpu == "tensor" else 1
-    counts = count_params(a)
+    counts, linears = count_params(a), block_linears(a)
     bw = gpu.mem_bandwidth_gb_per_s * 1e9 * engine.bw_eff(gpu)
     peak, how = _compute_rate_tflops(gpu, fmt, engine)
     peak_flops = peak * 1e12 if peak else None
     avg_ctx = req.prompt_tokens + req.output_tokens / 2.0
 
-    blocks, _ = _linear_params_read(a, req.batch)
-    w_bytes = weight_bytes_read(a, fmt, req.batch)
-    n_linears = a.num_layers * len(block_linears(a)) if kern is not DENSE else 0
+    blocks, head = _linear_params_read(a, req.batch, counts, linears)
+    w_bytes = _bytes_read(fmt, blocks, head)
+    n_linears = a.num_layers * len(linears) if kern is not DENSE else 0
     t_wmem, t_wcomp, t_launch = linear_time_s(
         kern, weight_bytes=w_bytes / tp, quantized_params=blocks / tp if fmt.is_quantized else 0.0,
         batch=req.batch, bandwidth=bw, matmul_flops=req.batch * 2.0 * counts.active / tp, peak_flops=peak_flops,
