@@ -35,6 +35,13 @@ def add_model_args(p: argparse.ArgumentParser) -> None:
     g.add_argument("--params-b", type=positive_float, help="parameter count in billions (rough estimate)")
 
 
+def add_listing(sub: Any, name: str, help_text: str, run: Any) -> None:
+    """A subcommand that lists something: its one option is --json (print the rows as JSON, not a table)."""
+    p = sub.add_parser(name, help=help_text)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=run)
+
+
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse's own messages, exit 2, no traceback
         self.print_usage(sys.stderr)

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from assistant.cli_args import integer
+from assistant.cli_args import add_listing, integer
 
 
 def _add_guide(sub: Any) -> None:
@@ -91,12 +91,8 @@ def _run_chat(args: argparse.Namespace) -> int:
 
 
 def _add_lists(sub: Any) -> None:
-    p = sub.add_parser("models", help="list the models the advisor knows")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_run_models)
-    p = sub.add_parser("gpus", help="list the GPUs the advisor knows")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(func=_run_gpus)
+    add_listing(sub, "models", "list the models the advisor knows", _run_models)
+    add_listing(sub, "gpus", "list the GPUs the advisor knows", _run_gpus)
 
 
 def _run_models(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from assistant.cli_args import Parser, add_model_args, add_request_options, integer, positive_float
+from assistant.cli_args import Parser, add_listing, add_model_args, add_request_options, integer, positive_float
 from assistant.image_cli import add_image_args, format_image_cost, image_kwargs
 from tools.recommend import RecommendRequest
 from tools.schemas import PriceQuery
@@ -79,9 +79,7 @@ def _add_catalog(sub: Any) -> None:
     r.add_argument("--timeout", type=positive_float, default=30.0, help="seconds per download (default 30)")
     r.add_argument("--json", action="store_true")
     r.set_defaults(func=_run_refresh)
-    i = cs.add_parser("info", help="rows per provider, date per source, unmapped GPU names")
-    i.add_argument("--json", action="store_true")
-    i.set_defaults(func=_run_catalog_info)
+    add_listing(cs, "info", "rows per provider, date per source, unmapped GPU names", _run_catalog_info)
 
 
 def _run_refresh(args: argparse.Namespace) -> int:
