@@ -166,25 +166,37 @@ def evaluate(path: Path, understand: Callable[[list[str]], dict]) -> tuple[dict,
     return summary, results
 
 
+# The checks besides tools and facts, and what a failure line says when one is missed.
+_CHECK_MISSED = (("solve_ok", "solve wrong"), ("lang_ok", "lang wrong"), ("ask_ok", "ask-back wrong"))
+
+
+def summary_line(name: str, summary: dict) -> str:
+    """One batch's scores: fully right, tools, facts (with their share), solve_for, language, ask-back."""
+    pct = 100 * summary["facts_right"] / max(1, summary["facts_total"])
+    return (f"{name} : fully right {summary['fully_right']}/{summary['n']}; tools {summary['tools_right']}; "
+            f"facts {summary['facts_right']}/{summary['facts_total']} ({pct:.1f} %); solve_for {summary['solve_right']}; "
+            f"language {summary['lang_right']}; ask-back {summary['ask_right']}; by language {summary['by_lang']}")
+
+
+def failure_line(x: dict) -> str:
+    """What one question that is not fully right got: its intents, solve_for, the checks missed, wrong facts."""
+    missed = "".join(f" ({said})" for key, said in _CHECK_MISSED if not x[key])
+    return (f"  {x['id']}: tools_ok={x['tools_ok']} got={x['got_intents']} solve={x['got_solve']}{missed} "
+            f"wrong={x['wrong']} spurious={x['spurious']}")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("batches", nargs="+", type=Path)
     ap.add_argument("--show-failures", action="store_true")
     a = ap.parse_args(argv)
-    fn = understand_new
     for path in a.batches:
-        summary, results = evaluate(path, fn)
-        pct = 100 * summary["facts_right"] / max(1, summary["facts_total"])
-        print(f"{path.name} : fully right {summary['fully_right']}/{summary['n']}; "
-              f"tools {summary['tools_right']}; facts {summary['facts_right']}/{summary['facts_total']} ({pct:.1f} %); "
-              f"solve_for {summary['solve_right']}; language {summary['lang_right']}; ask-back {summary['ask_right']}; "
-              f"by language {summary['by_lang']}")
+        summary, results = evaluate(path, understand_new)
+        print(summary_line(path.name, summary))
         if a.show_failures:
             for x in results:
                 if not x["full"]:
-                    print(f"  {x['id']}: tools_ok={x['tools_ok']} got={x['got_intents']} solve={x['got_solve']}"
-                          f"{'' if x['solve_ok'] else ' (solve wrong)'}{'' if x['lang_ok'] else ' (lang wrong)'}"
-                          f"{'' if x['ask_ok'] else ' (ask-back wrong)'} wrong={x['wrong']} spurious={x['spurious']}")
+                    print(failure_line(x))
     return 0
 
 
