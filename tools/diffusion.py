@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from tools.errors import InvalidCombination, InvalidInput
 from tools.schemas import DiffusionComponent, FitVerdict, GpuMemory, MemoryComponent, VramEstimate
-from tools.units import bytes_to_gb, dtype_bytes, weight_format
+from tools.units import bytes_to_gb, canonical_format, dtype_bytes, weight_format
 
 PLACEMENTS = ("all-on-gpu", "text-encoders-dropped", "model-offload", "sequential-offload")
 _CONTEXT_GB = 0.5  # same CUDA-context allowance as tools.vram
@@ -128,12 +128,7 @@ class ImageRequest(BaseModel):
     @field_validator("precision", "text_encoder_precision")
     @classmethod
     def _format(cls, v: str | None) -> str | None:
-        if v is None:
-            return v
-        try:
-            return weight_format(v).name
-        except KeyError:
-            raise ValueError(_FORMATS) from None
+        return canonical_format(v, _FORMATS)
 
     def uses_cfg(self, arch: DiffusionArch) -> bool:
         """CFG runs a conditional and an unconditional pass per step (batch x 2) when guidance > 1,

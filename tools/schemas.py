@@ -29,7 +29,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tools.errors import InvalidCombination, InvalidInput
-from tools.units import WEIGHT_FORMATS, weight_format
+from tools.units import canonical_format, weight_format
 
 METHODS = ("inference", "full", "lora", "qlora")
 TRAINING_PRECISIONS = ("mixed", "bf16")
@@ -226,12 +226,7 @@ class VramRequest(BaseModel):
     @field_validator("weight_precision")
     @classmethod
     def _known_format(cls, v: str | None) -> str | None:
-        if v is None:
-            return v
-        try:
-            return weight_format(v).name
-        except KeyError:
-            raise ValueError("one of " + ", ".join(WEIGHT_FORMATS)) from None
+        return canonical_format(v)
 
     @field_validator("lora_targets", mode="before")
     @classmethod

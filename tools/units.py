@@ -12,6 +12,7 @@ __all__ = [
     "WEIGHT_FORMATS",
     "WeightFormat",
     "bytes_to_gb",
+    "canonical_format",
     "gib_to_gb",
     "billions",
     "dtype_bytes",
@@ -121,6 +122,21 @@ def weight_format(name: str) -> WeightFormat:
     key = str(name).strip().lower().replace(" ", "")
     key = _FORMAT_ALIASES.get(key, key)
     return WEIGHT_FORMATS[key]
+
+
+def canonical_format(name: str | None, accepted: str = "") -> str | None:
+    """The canonical name of weight format `name` ("BF16" -> "bf16", "Q4_K_M" -> "q4_k_m"); None stays None
+    (the tool's default applies). For the request models' field validators.
+
+    Raises:
+        ValueError: unknown name; the message is `accepted`, else "one of" every known format.
+    """
+    if name is None:
+        return None
+    try:
+        return weight_format(name).name
+    except KeyError:
+        raise ValueError(accepted or "one of " + ", ".join(WEIGHT_FORMATS)) from None
 
 
 def dtype_bytes(name: str) -> float:
