@@ -9,7 +9,6 @@ Usage: .venv/bin/python -m benchmarks.price_query [--copies 50] [--runs 200]
 
 from __future__ import annotations
 
-import argparse
 import csv
 import statistics
 import sys
@@ -20,6 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.report import rows_main  # noqa: E402
 from knowledge.catalog import DATA_DIR  # noqa: E402
 from knowledge.price_db import PriceDb  # noqa: E402
 from tools.schemas import PriceQuery  # noqa: E402
@@ -52,32 +52,44 @@ def build(copies: int, where: Path) -> PriceDb:
     return db
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--copies", type=int, default=50)
-    ap.add_argument("--runs", type=int, default=200)
-    a = ap.parse_args()
+def time_queries(db: PriceDb, runs: int) -> dict[str, list[float]]:
+    """Each query shape of QUERIES, warmed once then run `runs` times: name -> latencies in ms, sorted."""
+    out: dict[str, list[float]] = {}
+    for name, (kw, ids) in QUERIES.items():
+        q = PriceQuery(**kw)
+        db.query(q, ids)  # warm
+        ts = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            db.query(q, ids)
+            ts.append((time.perf_counter() - t0) * 1000)
+        out[name] = sorted(ts)
+    return out
+
+
+def offer_count(db: PriceDb) -> int:
+    return sum(p["offers"] for p in db.info()["providers"])
+
+
+def _p95(sorted_ms: list[float]) -> float:
+    return sorted_ms[int(0.95 * len(sorted_ms)) - 1]
+
+
+def run(copies: int = 50, runs: int = 200) -> list[tuple[str, str]]:
+    """The catalog's size and build time, p50/p95 per query shape, and over every query."""
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
-        db = build(a.copies, Path(tmp))
-        n = sum(p["offers"] for p in db.info()["providers"])
-        print(f"catalog: {n:,} offers (built in {time.perf_counter() - t:.1f} s)")
-        everything = []
-        for name, (kw, ids) in QUERIES.items():
-            q = PriceQuery(**kw)
-            db.query(q, ids)  # warm
-            ts = []
-            for _ in range(a.runs):
-                t0 = time.perf_counter()
-                db.query(q, ids)
-                ts.append((time.perf_counter() - t0) * 1000)
-            ts.sort()
-            everything += ts
-            print(f"  {name:28} p50 {statistics.median(ts):6.2f} ms   p95 {ts[int(0.95 * len(ts)) - 1]:6.2f} ms")
-        everything.sort()
-        print(f"all queries: p50 {statistics.median(everything):.2f} ms, p95 {everything[int(0.95 * len(everything)) - 1]:.2f} ms "
-              f"over {len(everything)} runs")
-    return 0
+        db = build(copies, Path(tmp))
+        rows = [("catalog", f"{offer_count(db):,} offers (built in {time.perf_counter() - t:.1f} s)")]
+        times = time_queries(db, runs)
+    rows += [(f"  {name}", f"p50 {statistics.median(ts):6.2f} ms   p95 {_p95(ts):6.2f} ms") for name, ts in times.items()]
+    every = sorted(x for ts in times.values() for x in ts)
+    rows.append(("all queries", f"p50 {statistics.median(every):.2f} ms, p95 {_p95(every):.2f} ms over {len(every)} runs"))
+    return rows
+
+
+def main() -> int:
+    return rows_main(run, __doc__, label_width=28)
 
 
 if __name__ == "__main__":

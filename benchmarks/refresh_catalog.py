@@ -14,7 +14,6 @@ Usage: .venv/bin/python -m benchmarks.refresh_catalog [--mb 200] [--runs 3]
 
 from __future__ import annotations
 
-import argparse
 import json
 import random
 import re
@@ -24,6 +23,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+from benchmarks.report import rows_main
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL_TREE = ROOT.parent / "shared" / "data" / "skypilot_catalog_v8"
@@ -109,13 +110,7 @@ def run(mb: int = 200, runs: int = 3) -> list[tuple[str, str]]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--mb", type=int, default=200)
-    ap.add_argument("--runs", type=int, default=3)
-    a = ap.parse_args()
-    for k, v in run(a.mb, a.runs):
-        print(f"{k:48}  {v}")
-    return 0
+    return rows_main(run, __doc__)
 
 
 if __name__ == "__main__":

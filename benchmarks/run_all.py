@@ -63,20 +63,12 @@ def cold_starts(runs: int) -> list[tuple[str, str]]:
 
 
 def price_query(runs: int) -> list[tuple[str, str]]:
-    from benchmarks.price_query import QUERIES, build
-    from tools.schemas import PriceQuery
+    from benchmarks.price_query import build, offer_count, time_queries
 
     with tempfile.TemporaryDirectory() as tmp:
         db = build(50, Path(tmp))
-        n = sum(p["offers"] for p in db.info()["providers"])
-        ts = []
-        for kw, ids in QUERIES.values():
-            q = PriceQuery(**kw)
-            db.query(q, ids)
-            for _ in range(runs):
-                t = time.perf_counter()
-                db.query(q, ids)
-                ts.append((time.perf_counter() - t) * 1000)
+        n = offer_count(db)
+        ts = [x for per_query in time_queries(db, runs).values() for x in per_query]
     return [(f"price query on {n:,} offers (ms)", f"p50 {statistics.median(ts):.2f} / p95 {_pct(ts, 0.95):.2f}  (n={len(ts)})")]
 
 
