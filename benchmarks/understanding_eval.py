@@ -46,6 +46,22 @@ def _model_id(name: str) -> str:
     return str(name).strip().lower()
 
 
+def _meant(name: str) -> set[str]:
+    """The catalog ids a written model name may mean: its one id, every pipeline of an ambiguous
+    family ("Flux"), or every version of a family at a size ("Llama 70B")."""
+    ids = {_model_id(name)}
+    try:
+        resolve_diffusion(name)
+    except AdvisorError as exc:
+        ids |= {_model_id(x) for x in getattr(exc, "suggestions", []) or [] if getattr(exc, "ambiguous", False)}
+    m = re.fullmatch(r"\s*([a-z]+)[\s-]?(\d+(?:\.\d+)?)\s?b\s*", str(name).lower())
+    if m:
+        from knowledge.catalog import model_names
+        ids |= {x.id for x in model_names().values() if x.id.startswith(m.group(1)) and
+                re.search(rf"(?<![\d.]){m.group(2)}b(?![a-z0-9])", x.id)}
+    return ids
+
+
 def _gpu_name(name: str) -> str:
     try:
         m = resolve_gpu(name)
@@ -82,7 +98,9 @@ def fact_ok(key: str, want: Any, got: Any) -> bool:
             return False
         return math.isclose(w, g, rel_tol=0.03, abs_tol=0.02)
     if key == "model":
-        return got is not None and _model_id(want) == _model_id(got)
+        if isinstance(want, list):  # "Mistral 7B vs Llama 3.1 8B": the model and the other models compared
+            return sorted(_model_id(w) for w in want) == sorted(_model_id(g) for g in (got or []))
+        return got is not None and _model_id(got) in _meant(want)
     if key == "model_unknown":
         return bool(got)
     if key == "gpus":
@@ -116,7 +134,8 @@ def score_row(row: dict, got: dict) -> dict:
     if "compare" in want_int and not ("compare" in got_int or len(got.get("gpus") or []) + (1 if got.get("model") else 0) >= 2):
         tools_ok = False
     facts = exp.get("facts") or {}
-    wrong = {k: (v, got.get(k)) for k, v in facts.items() if not fact_ok(k, v, got.get(k))}
+    wrong = {k: (v, got.get("models" if k == "model" and isinstance(v, list) else k)) for k, v in facts.items()
+             if not fact_ok(k, v, got.get("models" if k == "model" and isinstance(v, list) else k))}
     spurious = []
     if "gpus" not in facts and got.get("gpus") and not want_int & {"prices"} and want_int & COMPUTE_INTENTS:
         spurious.append(("gpus", got["gpus"]))
@@ -136,6 +155,8 @@ def understand_new(turns: list[str]) -> dict:
     from assistant.engine.understand import understand_dialogue
     q = understand_dialogue(turns)
     d = q.facts() | {"intents": list(q.intents), "answer_lang": q.answer_lang, "solve_for": q.solve_for}
+    if q.other_models:
+        d["models"] = [q.model, *q.other_models]
     # asked back: an unknown name, or a computing question with no model at all (compose asks which)
     computing = set(q.intents) & {"fit", "speed", "train_time", "cost", "recommend"}
     d["ask_back"] = bool(q.model_unknown and not q.params_b and not q.model) or bool(q.gpu_unknown and not q.gpus) or \

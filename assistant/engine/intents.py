@@ -52,7 +52,7 @@ def _default_method(q: Query) -> None:
     if q.method is None and q.has_model and not (rows or q.dataset_tokens or q.epochs or q.lora_rank):
         if "speed" in q.intents or q.concurrent_users or q.prompt_tokens or q.output_tokens or q.kv_precision or \
                 (q.context_tokens and "fit" in q.intents) or q.solve_for in ("max_context", "max_batch") or \
-                q.engine or q.min_tokens_per_s or ("fit" in q.intents and q.has_gpu):
+                q.engine or q.min_tokens_per_s or ("fit" in q.intents and q.has_gpu) or "recommend" in q.intents:
             q.method = "inference"
 
 
@@ -132,7 +132,7 @@ def _measure_intents(e: _Evidence) -> None:
                 e.add("recommend")
             else:
                 e.add("cost")
-    if "prices" in cues and (e.has_gpu or q.providers or (not e.has_model and patterns("domain").search(e.t))):
+    if "prices" in cues and (e.has_gpu or q.providers or (not e.has_model and not e.training and patterns("domain").search(e.t))):
         hourly = pattern_map("units")["per_hour"].search(e.t)
         e.add("prices" if not e.has_model or not e.intents or hourly else "cost")
     if q.duration_hours and e.has_gpu and cues & {"recommend", "compare", "prices"} and "cost" not in e.intents:
@@ -146,7 +146,7 @@ def _measure_intents(e: _Evidence) -> None:
 
 def _compare_and_guide(e: _Evidence) -> None:
     q, t, cues = e.q, e.t, e.cues
-    if ("compare" in cues or len(q.providers) >= 2) and e.comparing:
+    if ("compare" in cues or len(q.providers) >= 2 or _hint("tradeoff", t) and len(q.gpus) >= 2) and e.comparing:
         e.add("compare")
         if not (set(e.intents) - {"compare"}):
             e.add("speed" if e.has_model else "prices" if q.gpus or q.providers else "guide")
@@ -161,7 +161,7 @@ def _compare_and_guide(e: _Evidence) -> None:
         e.add("guide")
     if "compare" in e.intents and _hint("either_or", t) and len(q.gpus) >= 2 and "recommend" not in e.intents:
         e.add("recommend")  # "A6000 or L40S?": which one to take
-    numbers = set(q.facts()) - {"billing", "providers", "gpus", "regions"}
+    numbers = set(q.facts()) - {"billing", "providers", "gpus", "regions", "method", "spot"}
     why = _hint("why", t)
     if "guide" in cues and not q.model and (patterns("domain").search(t) or q.gpus) and \
             (not q.has_gpu and not numbers or why and not numbers):
@@ -173,7 +173,7 @@ def _intents(t: str, q: Query) -> None:
     assistant) stand alone."""
     e = _Evidence(t, q)
     _solve_for(e)
-    if "help" in e.cues and not e.has_model and not e.has_gpu and len(t.split()) <= 12:
+    if "help" in e.cues and not e.has_model and not e.has_gpu and (len(t.split()) <= 12 or not q.facts()):
         q.intents, q.intent_cued = ["help"], True
         return
     explicit = e.cues & {"speed", "train_time", "cost", "prices", "recommend", "fit"}
@@ -224,13 +224,17 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
         add("prices")
     if q.billing and "cost" in intents:
         add("guide")
-    if "cost" in intents and training and q.has_model:
+    if "cost" in intents and training:
         add("train_time")  # the cost of a run rests on its hours
     image = bool(q.model) and is_image_pipeline(q.model)
     if image and (q.images or "cost" in cues) and ("recommend" in intents or q.solve_for == "cheapest_gpu"):
         add("cost")  # the cheapest GPU for a batch of images is judged by the job's total
+    if q.output_tokens and q.has_model and not training and intents[0] not in ("guide", "out_of_scope", "help"):
+        add("speed")  # output lengths matter only to the time it takes to write them
     if "speed" in intents and q.has_model and q.gpus:
         add("fit")
+    if q.egress_gb and "cost" in intents:
+        add("guide")  # who charges for egress, and what is not known, is in the guide
 
 
 def _check_ranges(q: Query) -> None:

@@ -15,6 +15,8 @@ from functools import lru_cache
 
 from knowledge.lexicon import lexicon, pattern_map
 from knowledge.catalog import gpu_name_key, gpu_names, load_providers, model_name_key, model_names, resolve_diffusion
+from knowledge.instances import Instance, instance_index
+from knowledge.model_family import newest_of_size
 from tools.errors import UnknownModel
 
 _TOKEN = re.compile(r"[a-z0-9][a-z0-9.\-_/]*[a-z0-9]|[a-z0-9]")
@@ -104,7 +106,17 @@ def find_models(text: str) -> tuple[list[Span], Span | None]:
     found.sort(key=lambda f: f.start)
     if found:
         return found, None
-    return [], _unknown_model(text)
+    by_size = _family_and_size(text)
+    return ([by_size], None) if by_size else ([], _unknown_model(text))
+
+
+def _family_and_size(text: str) -> Span | None:
+    """"llama 70b", "qwen-32b": a family word and a size, no version; the newest catalog model of it."""
+    m = re.search(rf"\b({_MODEL_FAMILIES})[\s-]?(\d+(?:\.\d+)?)\s?b\b", text)
+    if not m:
+        return None
+    model_id = newest_of_size(m.group(1), float(m.group(2)))
+    return Span(m.start(), m.end(), model_id, m.group()) if model_id else None
 
 
 def _find_pipeline(text: str, toks: list[tuple[int, int, str]], taken: list[tuple[int, int]]) -> list[Span]:
@@ -119,8 +131,11 @@ def _find_pipeline(text: str, toks: list[tuple[int, int, str]], taken: list[tupl
                 continue
             try:
                 pipe = resolve_diffusion(cand)
-            except UnknownModel:
-                pipe = None
+            except UnknownModel as exc:  # "flux": the family's first pipeline (FLUX.1-dev), named in the answer
+                word = re.sub(r"[^a-z0-9.]", "", cand)
+                family = exc.ambiguous and exc.suggestions and len(word) >= 4 and re.fullmatch(r"[a-z0-9.\- ]+", cand) and \
+                    all(re.sub(r"[^a-z0-9.]", "", x).startswith(word) for x in exc.suggestions)
+                pipe = resolve_diffusion(sorted(exc.suggestions)[0]) if family else None
             if pipe:
                 out.append(Span(s, e, pipe[0].model_id, cand))
                 step = n
@@ -205,6 +220,20 @@ def find_providers(text: str) -> list[Span]:
             out.append(Span(m.start(), m.end(), p, m.group()))
             break
     return sorted(out, key=lambda s: s.start)
+
+
+def find_instances(text: str, skip: list[tuple[int, int]]) -> list[tuple[Span, Instance]]:
+    """Cloud instance names of the offers table ("g5.2xlarge", "p4d", "standard_nc24ads_a100_v4"),
+    each with its provider, GPU and (for an exact instance type) GPU count."""
+    index = instance_index()
+    out = []
+    for s, e, tok in _tokens(text):
+        if any(a <= s < b for a, b in skip):
+            continue
+        inst = index.get(tok) or (index.get(tok.split(".")[0]) if "." in tok else None)
+        if inst is not None:
+            out.append((Span(s, e, inst.gpu_name, tok), inst))
+    return out
 
 
 def find_concepts(text: str, key: str) -> list[Span]:

@@ -35,12 +35,16 @@ class Num:
     is_word: bool = False  # written as words ("two", "pachas hazar")
 
 
-@lru_cache(maxsize=1)
-def _tables() -> tuple[dict[str, float], dict[str, float], re.Pattern, re.Pattern]:
+@lru_cache(maxsize=4)
+def _tables(word_locales: frozenset[str] | None = None) -> tuple[dict[str, float], dict[str, float], re.Pattern, re.Pattern]:
+    """Number words of `word_locales` (every locale when None) and the scale words of all locales:
+    "do" is two in Roman Urdu and a verb in English ("can I do batch 16"), while "lakh" is a scale
+    in both."""
     words: dict[str, float] = {}
     scales: dict[str, float] = {}
-    for lx in lexicon().values():
-        words.update({k: float(v) for k, v in lx.get("number_words", {}).items()})
+    for loc, lx in lexicon().items():
+        if word_locales is None or loc in word_locales:
+            words.update({k: float(v) for k, v in lx.get("number_words", {}).items()})
         scales.update({k: float(v) for k, v in lx.get("scale_words", {}).items()})
     scale_alt = "|".join(sorted((re.escape(s) for s in scales), key=len, reverse=True))
     word_alt = "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
@@ -82,9 +86,10 @@ def _word_value(phrase: str, words: dict[str, float], scales: dict[str, float]) 
     return total + current if seen_number else None
 
 
-def find_numbers(text: str) -> list[Num]:
-    """Every number of `text` (lowercase, ASCII digits), left to right, spans not overlapping."""
-    words, scales, digit_re, word_re = _tables()
+def find_numbers(text: str, word_locales: frozenset[str] | None = None) -> list[Num]:
+    """Every number of `text` (lowercase, ASCII digits), left to right, spans not overlapping;
+    number words read from `word_locales` only (all when None)."""
+    words, scales, digit_re, word_re = _tables(word_locales)
     out: list[Num] = []
     taken: list[tuple[int, int]] = []
     for m in digit_re.finditer(text):

@@ -82,11 +82,26 @@ def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], h
             r.role_of[i] = "kv_precision" if value < 0 else "precision"
             continue
         if name in r.values and abs(r.values[name] - value) > 1e-9 * max(1.0, abs(value)):
-            continue  # a second value for a role already filled: reported as not used, never swallowed
+            if not _replaces(name, left, right):
+                continue  # a second value for a role already filled: reported as not used, never swallowed
+            for j, role in list(r.role_of.items()):
+                if role == name:
+                    r.role_of[j] = f"_{name}_before"  # "from batch 1 to 32", "200 staff, 10 at once"
         r.values[name] = value
         r.used.add(i)
         r.role_of[i] = name
     return r
+
+
+_AT_ONCE = re.compile(r"\s*(?:at once|at the same time|concurrently|simultaneously|in parallel|ek saath|ایک ساتھ|بیک وقت)")
+
+
+def _replaces(name: str, left: str, right: str) -> bool:
+    """A second value that supersedes the first: the target of "from X to Y", or the users at once
+    after a head count ("~200 employees but maybe 10 at once")."""
+    if re.search(r"\bfrom\b[^.?!]{0,30}\bto\s*(?:[a-z]+\s+)?$", left):
+        return True
+    return name == "concurrent_users" and bool(_AT_ONCE.match(right))
 
 
 def _resolution(text: str, nums: list[Num], r: Roles) -> None:
@@ -107,12 +122,16 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
     return None
 
 
+# between a count and the GPU name: "8x", "8 nvidia", "8 عدد" (pieces), "8 units of"
+_COUNTER = r"\s*[x×]?\s*(?:(?:units? of|pcs|pieces? of|nos?\.?|عدد|adad)\s+)?(?:nvidia\s+|geforce\s+)?"
+
+
 def _count_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):
     """GPU counts: "8x h100", "2 a100s", "two 4090s", "h100 x8"."""
     v = n.value
     # GPU count: "8x h100", "2 a100s", "two 4090s", "4 gpus", "h100 x8"
     after = n.end + (len(right) - len(right.lstrip(" x×-")))
-    if any(a == after or (0 <= a - n.end <= 9 and re.fullmatch(r"\s*[x×]?\s*(?:nvidia\s+|geforce\s+)?", text[n.end:a]))
+    if any(a == after or (0 <= a - n.end <= 12 and re.fullmatch(_COUNTER, text[n.end:a]))
            for a, _ in gpu_spans):
         return ("gpu_count", v) if 0 < v <= 1e9 else None  # absurd counts reach the tools, which name the limit
     if re.search(r"[x×]\s*$", left) and any(b >= n.start - 3 and b <= n.start for _, b in gpu_spans):
@@ -191,9 +210,22 @@ def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model,
         for unit, role in (("users", "concurrent_users"), ("examples", "examples"), ("images", "images")):
             if _starts(_unit(unit), rest):
                 return (role, v)
-    if _starts(_unit("examples"), right):
-        return ("examples", v)
+    if _starts(_unit("examples"), right) or _described(right, "examples"):
+        return ("examples", v)  # "50k chats", "50 ہزار کسٹمر سپورٹ چیٹس"
     return None
+
+
+_OTHER_UNITS = ("tokens", "users", "gpus", "images", "epochs", "steps", "context", "params", "hours", "days")
+
+
+def _described(right: str, unit: str) -> bool:
+    """The unit noun after one or two describing words ("50k customer support chats"), none of
+    which is itself a unit of another quantity."""
+    for k in (1, 2):
+        m = re.match(rf"\s*((?:[^\W\d]+\s+){{{k}}})", right)
+        if m and _starts(_unit(unit), right[m.end():]):
+            return not any(_starts(_unit(u), w) for w in m.group(1).split() for u in _OTHER_UNITS)
+    return False
 
 
 def _misc_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):
@@ -306,7 +338,7 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
         if pat.match(after_tokens) or role == "context_tokens" and pat.search(after_tokens[:14]):
             return (role, _ctx(n))  # "2000-token prompts", "300 token answers", "8k tokens context", "ٹوکن کے کانٹیکسٹ"
     each_word = re.search(r"(?:each|[x×*]|per (?:example|sample|row|conversation|record|item|doc\w*|pair|instruction|entry)|"
-                          r"avg|average|averag\w+|on average|apiece|har|ہر|اوسط)\W+(?:\w+\W+){0,4}$", left[-40:]) or \
+                          r"avg|average|averag\w+|on average|apiece|har|ہر|اوسط\w*)\W+(?:\w+\W+){0,4}$", left[-40:]) or \
         re.match(r"\s*[- ]?(?:tokens?|toks?|ٹوکنز|ٹوکن)\s*(?:each|per|apiece|har|ہر|فی|fi)\b", right)
     each = each_word or (_APPROX.search(left[-12:]) and "examples" in r.values) or _TOKENS_EACH.search(left[-22:])
     cues = [(m.end(), role) for pat, role in ((_CONTEXT_NEAR, "context_tokens"), (_PROMPT_NEAR, "prompt_tokens"),
@@ -336,6 +368,8 @@ def _time_role(hours: float, left: str, right: str) -> tuple[str, float]:
         return ("duration_hours", hours)  # "ایک ہفتے تک مسلسل چلانے": for a week, non-stop
     if cue and cue.search(l_tail) or \
             re.match(r"\s*\w*\s*(?:tak|تک|کے اندر|اندر|ke andar|andar|se pehle|سے پہلے|میں|mein|me)\b", right) \
-            or re.search(r"(?:deadline|due)\b", left):
+            or re.search(r"(?:deadline|due)\b", left) or \
+            re.match(r"\s*\w*\s*(?:ki|ka|کی|کا|of)?\s*(?:deadline|ڈیڈ ?لائن)", right) or \
+            re.search(r"\(\W*$", left) and cue and cue.search(left[-40:]):  # "until end of quarter (~6 weeks)"
         return ("deadline_hours", hours)
     return ("duration_hours", hours)

@@ -21,7 +21,7 @@ from typing import Any
 from knowledge.catalog import is_image_pipeline
 from knowledge.language import detect_language
 from knowledge.lexicon import lexicon, pattern_map, patterns
-from assistant.engine.names import find_concepts, find_gpus, find_models, find_providers
+from assistant.engine.names import find_concepts, find_gpus, find_instances, find_models, find_providers
 from assistant.engine.numbers import find_numbers
 from assistant.engine.quantities import assign_roles
 from assistant.engine.intents import cue_set, finalize
@@ -76,7 +76,9 @@ def _understand_cached(raw: str) -> Query:
     q.other_models = _unique([m.value for m in models if m.value != (model.value if model else None)])
     skip = [(s.start, s.end) for s in [*models, unknown_model] if s]
     gpus, gpu_unknown = find_gpus(t, skip)
-    if pivot is not None and any(g.start >= pivot for g in gpus):
+    weighing = pivot is not None and re.match(r"(?:now i'?m )?(?:moving|switching) to", t[pivot:]) and \
+        pattern_map("hints")["tradeoff"].search(t)  # "would switching to g6 (L4) save money?" weighs both cards
+    if pivot is not None and any(g.start >= pivot for g in gpus) and not weighing:
         gpus = [g for g in gpus if g.start >= pivot and not _negated(t, g.start, g.end)]  # "wait no, an RTX 4080, not the 4090"
     gpus = [_variant_by_memory(t, g) for g in gpus]
     gpus += _elided_variants(t, gpus)
@@ -91,9 +93,13 @@ def _understand_cached(raw: str) -> Query:
     q.gpu_unknown = _unique([_as_written(raw, g.text) for g in gpu_unknown])
     name_spans = skip + [(g.start, g.end) for g in gpus + gpu_unknown]
     providers = [p for p in find_providers(t) if not _negated(t, p.start, p.end)]
-    q.providers = _unique([p.value for p in providers])
+    instances = find_instances(t, name_spans)
+    _from_instances(q, instances)
+    name_spans += [(sp.start, sp.end) for sp, _ in instances]
+    q.providers = _unique([p.value for p in providers] + [i.provider for _, i in instances])
     q.seen_providers = list(q.providers)
     name_spans += [(p.start, p.end) for p in providers]
+    name_spans += [(m.start(), m.end()) for m in patterns("region_codes").finditer(t)]  # "us-east-1"
     # a model name between a number and its unit ("1.2M SDXL images") does not hide the unit
     t_roles = t
     for m in models:
@@ -101,6 +107,8 @@ def _understand_cached(raw: str) -> Query:
     _read_numbers(t_roles, q, name_spans, [(g.start, g.end) for g in gpus + gpu_unknown])
     _read_words(t, q)
     finalize(q)
+    if q.intents == ["out_of_scope"] and not q.model:
+        q.model_unknown = None  # "You are now DebugBot": a name in an off-topic message is not a model to ask about
     return q
 
 
@@ -109,10 +117,12 @@ def _named_model(raw: str, t: str) -> Any:
     "Mistral Colossus") after a word that introduces a model."""
     from assistant.engine.names import Span
 
-    m = re.search(r"(?:\b(?:for|run|serve|of|does|deploy|with|model|called|named|use|host|can|is|will|about)\s+)"
+    m = re.search(r"(?:\b(?:for|run|serve|of|does|deploy|with|model|called|named|use|host|can|is|will|about|q?lora|"
+                  r"fine-?tune|train|tune)\s+)"
                   r"((?:[A-Z][A-Za-z0-9]+)(?:[-_ ][A-Z0-9][A-Za-z0-9]*)+|[A-Z][a-z]+[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)", raw) or \
         re.search(r"(?:^|[\s،,])((?:[A-Z][A-Za-z0-9]+)(?: [A-Z0-9][A-Za-z0-9]*)+)\s+(?:کو|کی|کا|ko|ki|ka)\b", raw)
-    m = m or re.search(r"(?:^|\s)([A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*|[A-Z][A-Za-z0-9]+-[A-Z][A-Za-z0-9]*)(?=\s)",
+    m = m or re.search(r"(?:^|\s)([A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*|[A-Z][A-Za-z0-9]+(?:-[A-Z0-9][A-Za-z0-9]*)+)"
+                       r"(?=[\s?.,!]|$)",
                        raw)  # CamelCase or hyphenated product names: "GigaMind-X", "ZetaLLM-Pro"
     if not m:
         return None
@@ -130,6 +140,26 @@ def _named_model(raw: str, t: str) -> Any:
     low = name.lower()
     i = t.find(low)
     return Span(max(i, 0), max(i, 0) + len(low), name, name)
+
+
+def _from_instances(q: Query, instances: list) -> None:
+    """"g5.2xlarge (A10G)", "a p4d.24xlarge": the instance's GPU (unless that card is named too) and,
+    for an exact instance type, its GPU count when none is written."""
+    from knowledge.catalog import resolve_gpu
+
+    def gpu_id(name: str) -> str | None:
+        try:
+            return resolve_gpu(name).gpu.id
+        except Exception:
+            return None
+    named = {gpu_id(g) for g in q.gpus}
+    for span, inst in instances:
+        if gpu_id(inst.gpu_name) not in named:
+            q.gpus.append(inst.gpu_name)
+            named.add(gpu_id(inst.gpu_name))
+        if inst.gpu_count and q.gpu_count is None and len(instances) == 1:
+            q.gpu_count = inst.gpu_count
+    q.seen_gpus = list(q.gpus)
 
 
 def _pivot(t: str) -> int | None:
@@ -216,8 +246,12 @@ def _unique(xs: list) -> list:
     return out
 
 
+_NOT_ROMAN = frozenset({"en", "ur"})  # Roman Urdu number words ("do", "sat", "tin") only in Roman Urdu text
+
+
 def _read_numbers(t: str, q: Query, name_spans: list[tuple[int, int]], gpu_spans: list[tuple[int, int]]) -> None:
-    nums = [n for n in find_numbers(t) if not any(a <= n.start < b for a, b in name_spans)]
+    locales = None if q.lang == "roman-ur" else _NOT_ROMAN
+    nums = [n for n in find_numbers(t, locales) if not any(a <= n.start < b for a, b in name_spans)]
     image = bool(q.model and is_image_pipeline(q.model))
     roles = assign_roles(t, nums, gpu_spans, bool(q.model or q.model_unknown), image)
     ints = {"gpu_count", "context_tokens", "prompt_tokens", "output_tokens", "batch", "concurrent_users", "examples",
@@ -275,8 +309,10 @@ def _read_words(t: str, q: Query) -> None:
     m = gc.search(t) if gc else None
     if m:
         q.grad_checkpointing = not (_negated(t, m.start(), m.end()) or re.match(r"\s*(?:off|disabled|false)", t[m.end():m.end() + 10]))
-    q.regions = _unique([s.value for s in find_concepts(t, "regions") if not _negated(t, s.start, s.end)] +
-                        [m.group() for m in patterns("region_codes").finditer(t)] +
+    codes = list(patterns("region_codes").finditer(t))  # "us-east-1" is one region, not also "us" and "us-east"
+    q.regions = _unique([s.value for s in find_concepts(t, "regions") if not _negated(t, s.start, s.end)
+                         and not any(c.start() <= s.end and s.start <= c.end() for c in codes)] +
+                        [m.group() for m in codes] +
                         (["us"] if re.search(r"\b(?:US|USA|U\.S\.)\b", q.text) else []))  # the capital US, not "us"
     q.billing = bool(patterns("billing_cues").search(t))
     if q.concurrent_users is None:

@@ -18,8 +18,23 @@ def _lever_title(code: str, params: dict[str, Any]) -> Finding:
     p = _lever_params(params)
     if len(parts) == 1:
         return Finding(code=f"lever.{code}", params=p)
-    return Finding(code="lever.combo", params={"a": {"code": f"lever.{parts[0]}", "params": p},
-                                               "b": {"code": f"lever.{parts[1]}", "params": p}})
+    if len(parts) == 2:
+        return Finding(code="lever.combo", params={"a": {"code": f"lever.{parts[0]}", "params": p},
+                                                   "b": {"code": f"lever.{parts[1]}", "params": p}})
+    return Finding(code="lever.stack", params={"items": _lever_names(parts, params)})
+
+
+def _lever_names(codes: list[str], params: dict[str, Any]) -> list[dict[str, Any]]:
+    """Lever titles as phrases; "n GPUs" and "a bigger GPU: X" read as one "n x X" when both are there."""
+    p = _lever_params(params)
+    out = [{"code": f"lever.{c}", "params": p} for c in codes if c not in ("bigger_gpu", "as_given")]
+    if "bigger_gpu" in codes and p.get("gpu"):
+        n = p.get("gpus") or 1
+        out = [x for x in out if not x["code"].startswith("lever.more_gpus")]
+        how = next((c for c in codes if c.startswith("more_gpus")), None)
+        out.append({"code": "lever.on_gpus", "params": {"n": n, "gpu": p["gpu"],
+                                                         "how": {"code": f"term.{how}"} if how else ""}})
+    return out
 
 
 def _lever_params(p: dict[str, Any]) -> dict[str, Any]:
@@ -50,6 +65,7 @@ def _lever_option(lv: dict[str, Any]) -> Option:
 
 
 def levers_part(q: Query, done: Done, s: Sections) -> None:
+    said_nothing = False
     for name, a, r in done:
         if name != "way_forward" or not isinstance(r, dict) or "error" in r:
             continue
@@ -65,9 +81,39 @@ def levers_part(q: Query, done: Done, s: Sections) -> None:
                 "hours": q_(base.get("hours"), "h"), "usd": q_(base.get("cost_usd"), "usd")}))
             set_verdict(s, "no")
         levers = r.get("levers") or []
-        if not levers:
+        nothing = r.get("nothing_works")
+        if not levers and nothing and not said_nothing:
+            s.headline.append(nothing_finding(q, a, nothing))
+            said_nothing = True
+        elif not levers and not nothing and not said_nothing:
             s.notices.append(Finding(code="lever.none_found"))
-        s.way_forward += [_lever_option(lv) for lv in levers[:3]]
+            said_nothing = True
+        titles = {o.title.model_dump_json() for o in s.way_forward}
+        for lv in levers:
+            o = _lever_option(lv)
+            if len(s.way_forward) < 3 and o.title.model_dump_json() not in titles:
+                s.way_forward.append(o)
+
+
+_NOTHING = {"too_slow": ("forward.nothing_fast_enough", "tok_s"), "past_deadline": ("forward.nothing_in_time", "h"),
+            "over_budget": ("forward.nothing_in_budget", "usd")}
+
+
+def nothing_finding(q: Query, a: dict[str, Any], f: dict[str, Any]) -> Finding:
+    """The levers' `nothing_works` finding said plainly: what was tried, on what, and the numbers."""
+    p = f.get("params") or {}
+    levers = _lever_names(list(p.get("levers") or []), p.get("lever_params") or {})
+    where = {"n": p.get("gpus") or 1, "gpu": p.get("gpu", "")}
+    if p.get("problem") in _NOTHING:
+        code, unit = _NOTHING[p["problem"]]
+        target = {"too_slow": q.min_tokens_per_s or a.get("min_tokens_per_s_per_user"),
+                  "past_deadline": q.deadline_hours or a.get("deadline_hours"),
+                  "over_budget": q.budget_usd_total or a.get("budget_usd")}[p["problem"]]
+        return Finding(code=code, params=where | {"best": q_(p.get("best"), unit), "target": q_(target, unit),
+                                                  "levers": levers})
+    return Finding(code="forward.nothing_fits" if levers else "forward.nothing_fits_plain", params=where | {
+        "levers": levers, "memory": q_(p.get("memory_gb"), "gb"), "gpu_gb": q_(p.get("gpu_memory_gb"), "gb"),
+        "part": _limit(str(p.get("largest_component", ""))), "part_gb": q_(p.get("largest_gb"), "gb")})
 
 
 _LABEL_OF_FIELD = {"grad_checkpointing": "num.checkpointing", "double_quant": "num.double_quant",
