@@ -36,7 +36,8 @@ PLACEMENTS = ("all-on-gpu", "text-encoders-dropped", "model-offload", "sequentia
 _CONTEXT_GB = 0.5  # same CUDA-context allowance as tools.vram
 # VAE decoder (KL-f8, block_out 128/256/512/512): its last up-block runs a ResNet on 256 channels at
 # the full output resolution; input, GroupNorm output and SiLU output are alive together = 3 x 256
-# elements per output pixel. Derived from the AutoencoderKL decoder layout, not measured.
+# elements per output pixel. Derived from the AutoencoderKL decoder layout and confirmed by counting
+# the live tensors of its eager decode (benchmarks/diffusion_flops.py: 1.6107 GB at 1024x1024 fp16).
 VAE_PEAK_ELEMENTS_PER_PIXEL = 3 * 256
 # Sequential offload keeps one layer's weights on the GPU; the largest single tensor in these
 # pipelines is T5-XXL's 32,128 x 4,096 embedding (0.26 GB in bf16): allow 0.3 GB.
@@ -71,6 +72,32 @@ class DiffusionArch(BaseModel):
     denoiser_leaf_modules: int = Field(ge=1)
     act_hidden_widths: float = Field(gt=0)
     source: str = ""
+    denoiser_profile_512: dict[str, float] = Field(default_factory=dict, description="counted eager work, see _profile")
+    denoiser_profile_768: dict[str, float] = Field(default_factory=dict)
+    denoiser_profile_1024: dict[str, float] = Field(default_factory=dict)
+    vae_profile_512: dict[str, float] = Field(default_factory=dict)
+    vae_profile_768: dict[str, float] = Field(default_factory=dict)
+    vae_profile_1024: dict[str, float] = Field(default_factory=dict)
+
+    @field_validator("denoiser_profile_512", "denoiser_profile_768", "denoiser_profile_1024", "vae_profile_512",
+                     "vae_profile_768", "vae_profile_1024", mode="before")
+    @classmethod
+    def _parse_profile(cls, v: Any) -> Any:
+        """The CSV form 'key=value;key=value' (benchmarks/diffusion_flops.py writes it)."""
+        if isinstance(v, str):
+            return {k.strip(): float(x) for k, x in (kv.split("=") for kv in v.split(";") if kv.strip())}
+        return v
+
+    def profile_at(self, component: Literal["denoiser", "vae"], width: int, height: int) -> dict[str, float]:
+        """Counted eager work of one forward at batch 1 (per row), at any size: each figure on the
+        quadratic in latent pixels through the three counted sizes. Keys: conv/mm/attn_tflop (FLOPs by
+        kernel class), gconv_R/gmm_R (GB: sum over the class's ops of max(FLOPs / R, bytes), the roofline
+        of the class at ridge R FLOP/B), elem_gb (bytes through elementwise/normalisation ops), ops
+        (aten ops = kernels launched eagerly), peak_gb (live activations at the peak). Empty if not counted."""
+        pts = [getattr(self, f"{component}_profile_{s}") for s in (512, 768, 1024)]
+        if not all(pts):
+            return {}
+        return {k: _quadratic((pts[0][k], pts[1][k], pts[2][k]), self, width, height) for k in pts[0]}
 
     def latent_pixels(self, width: int, height: int) -> float:
         return (width / self.vae_factor) * (height / self.vae_factor)
@@ -91,6 +118,8 @@ class DiffusionArch(BaseModel):
 
 
 def _quadratic(points: tuple[float, float, float], a: DiffusionArch, width: int, height: int) -> float:
+    if points[0] == points[1] == points[2]:
+        return points[0]  # a size-independent count (kernels launched, weight bytes)
     xs = [a.latent_pixels(s, s) for s in (512, 768, 1024)]
     x = a.latent_pixels(width, height)
     # Lagrange form of the parabola through the three counted points
@@ -171,8 +200,12 @@ def vae_decode_peak_gb(width: int, height: int, images_at_once: int, vae_dtype: 
 
 
 def _denoiser_activation_gb(arch: DiffusionArch, req: ImageRequest) -> float:
-    """batch x (2 with CFG) x tokens x hidden x act_hidden_widths x 2 bytes (16-bit activations)."""
+    """batch x (2 with CFG) x the counted peak of live activations of one forward (16-bit), or where
+    no forward was counted: rows x tokens x hidden x act_hidden_widths x 2 bytes."""
     rows = req.batch * (2 if req.uses_cfg(arch) else 1)
+    counted = arch.profile_at("denoiser", req.width, req.height).get("peak_gb")
+    if counted:
+        return rows * counted
     return bytes_to_gb(rows * arch.tokens(req.width, req.height) * arch.hidden_size * arch.act_hidden_widths * 2.0)
 
 
@@ -210,8 +243,9 @@ def estimate_image_memory(components: Sequence[DiffusionComponent], arch: Diffus
     if stage == "denoise" and act > 0:
         out.append(MemoryComponent(
             name="denoiser_activations", gb=act, source="estimate from the architecture (knowledge/diffusion_arch.csv)",
-            formula=f"{req.batch} image(s) x {2 if req.uses_cfg(arch) else 1} (CFG) x {arch.tokens(req.width, req.height):,.0f} "
-                    f"tokens x {arch.hidden_size} x {arch.act_hidden_widths:g} widths x 2 B"))
+            formula=f"{req.batch} image(s) x {2 if req.uses_cfg(arch) else 1} (CFG) x the counted peak of one forward "
+                    f"at {req.width}x{req.height} ({act / (req.batch * (2 if req.uses_cfg(arch) else 1)):.3f} GB, "
+                    "benchmarks/diffusion_flops.py)"))
     if stage == "vae_decode":
         out.append(MemoryComponent(
             name="vae_decode", gb=vae_peak, source="AutoencoderKL decoder layout (3 live 256-channel full-resolution tensors)",

@@ -1,23 +1,31 @@
 """Image-generation speed: seconds per image and images per hour for a pipeline on a GPU.
 
-One denoising step of a batch (CFG doubles the rows unless the model is guidance-distilled):
-    compute  = denoiser FLOPs(resolution) x rows / (peak tensor rate x framework efficiency)
-    memory   = (denoiser weight bytes + activation traffic) / memory bandwidth,
-               activation traffic = FLOPs x framework bytes-per-FLOP (normalisation, activations and
-               residual adds are memory-bound kernels that eager PyTorch runs between the matmuls)
-    overhead = framework launch cost per step x (denoiser leaf modules / 486, the SD 1.5 UNet)
-    step     = compute + memory + overhead        (eager kernels run one after another)
-One call  = text encode (2 x params x prompt tokens, + a negative prompt with CFG) + steps x step
-          + VAE decode (counted decoder FLOPs x images) + the offload copies of the placement.
-FLOPs come from the architecture (knowledge/diffusion_arch.csv, counted with torch's FlopCounterMode);
-efficiencies, bytes per FLOP and launch costs per framework (diffusers eager, torch.compile,
-TensorRT; ComfyUI = eager PyTorch) are fitted on published measurements (knowledge/diffusion_frameworks.csv,
-benchmarks/image_accuracy.py, leave-one-source-out error reported there).
+Every kernel of one eager forward was counted (benchmarks/diffusion_flops.py over the diffusers model
+on meta tensors: knowledge/diffusion_arch.csv `*_profile_*`), by class: convolutions, matmuls,
+attention (flash: FLOPs only), elementwise/normalisation ops (bytes only). One denoising step of
+`rows` = batch x (2 with CFG unless guidance-distilled) is a roofline per kernel class:
+    conv, matmul = rows x sum over the class's kernels of max(FLOPs / R_class, bytes / BW)
+                   (stored as gconv/gmm at ridge points R/BW; R_class = rate x the framework's efficiency)
+    attention    = rows x attention FLOPs / (rate x attention efficiency)
+    elementwise  = rows x counted bytes x the framework's unfused fraction / BW
+    weights      = denoiser weight bytes (in the chosen precision) / BW, read once per step
+    GPU work     = the sum + kernels x the framework's GPU cost per kernel
+    step         = max(GPU work, kernels x the framework's CPU launch cost)  (launches run ahead of the GPU)
+BW = memory bandwidth x 0.8 (what streaming kernels reach on HBM and GDDR). rate = the dense 16-bit
+tensor peak, lowered where the board's power cannot hold the clocks: a card whose chip at full clocks
+draws more than its board power (GpuSpec.sustained_tensor_tflops) runs at sustained / power_fraction,
+power_fraction being the share of full-load power a diffusion workload draws (fitted).
+One call = text encode (2 x params x prompt tokens, + a negative prompt with CFG) + steps x step
+         + VAE decode (its counted kernels, batch images) + the offload copies of the placement.
+Efficiencies, unfused fraction, per-kernel costs and power fraction per framework (diffusers eager,
+torch.compile, TensorRT; ComfyUI = eager PyTorch) are fitted on published measurements
+(knowledge/diffusion_frameworks.csv, benchmarks/image_accuracy.py, leave-one-source-out error there).
 """
 
 from __future__ import annotations
 
-__all__ = ["ImageFramework", "ImageSpeedEstimate", "ImageWork", "estimate_image_speed", "image_work", "time_terms"]
+__all__ = ["BW_EFF", "ImageFramework", "ImageSpeedEstimate", "ImageWork", "estimate_image_speed", "image_work",
+           "roofline_gb", "time_terms"]
 
 import math
 from typing import Any, Literal, Sequence
@@ -28,7 +36,8 @@ from tools.diffusion import DiffusionArch, ImageRequest, estimate_image_memory
 from tools.errors import InvalidCombination
 from tools.schemas import DiffusionComponent, GpuSpec
 
-_REF_LEAF_MODULES = 486  # SD 1.5 UNet: the launch cost is per step at this many modules
+BW_EFF = 0.8  # streaming kernels reach ~80 % of the memory bandwidth (HBM and GDDR alike)
+RIDGES = (16, 32, 64, 128, 256, 512, 1024, 2048)  # FLOP/B points of the counted rooflines
 
 
 class ImageFramework(BaseModel):
@@ -39,10 +48,14 @@ class ImageFramework(BaseModel):
     id: str
     name: str
     aliases: tuple[str, ...] = ()
-    compute_eff: float = Field(gt=0, le=1, description="fraction of peak dense tensor FLOPs in the matmuls/convs")
-    unet_bytes_per_flop: float = Field(ge=0, description="activation traffic of conv nets (UNet, VAE), bytes per FLOP")
-    transformer_bytes_per_flop: float = Field(ge=0, description="activation traffic of DiT/MMDiT, bytes per FLOP")
-    overhead_ms_per_step: float = Field(ge=0, description="launch/Python cost per step for a 486-module denoiser")
+    compute_eff: float = Field(gt=0, le=1, description="fraction of the tensor peak in matmuls (linear layers)")
+    conv_eff: float = Field(gt=0, le=1, description="fraction of the tensor peak in convolutions")
+    attn_eff: float = Field(gt=0, le=1, description="fraction of the tensor peak in (flash) attention")
+    elementwise_traffic: float = Field(ge=0, le=1.5, description="share of the counted eager elementwise bytes left "
+                                                                 "after fusion (1 = eager)")
+    launch_us_per_op: float = Field(ge=0, description="CPU cost to launch one eager op, microseconds")
+    gpu_us_per_op: float = Field(ge=0, description="GPU time added per counted op (kernel ramp, tails), microseconds")
+    power_fraction: float = Field(gt=0, le=1, description="share of a chip's full-load power the workload draws")
     fp8_compute: bool = False
     source: str = ""
     notes: str = ""
@@ -86,54 +99,88 @@ class ImageWork(BaseModel):
     family: str
     steps: int
     batch: int
-    step_flops: float = Field(description="denoiser FLOPs of one step, whole batch (CFG rows included)")
+    rows: int = Field(description="denoiser batch of one step (CFG doubles it)")
+    denoiser: dict[str, float] = Field(description="counted per-row work of one denoiser forward (profile_at)")
+    vae: dict[str, float] = Field(description="counted per-image work of one VAE decode")
     denoiser_bytes: float = Field(description="denoiser weight bytes read once per step")
-    leaf_ratio: float = Field(description="denoiser leaf modules / 486 (SD 1.5 UNet)")
     text_flops: float
     text_bytes: float
-    vae_flops: float
-    rate_flops_per_s: float = Field(description="peak dense tensor rate used, FLOP/s")
+    rate_flops_per_s: float = Field(description="dense tensor peak used, FLOP/s")
+    sustained_flops_per_s: float | None = Field(None, description="what the board power holds at full load, FLOP/s")
     bw_bytes_per_s: float
     copy_s: float = Field(description="host-to-GPU copies of the placement per call, seconds")
 
 
 def image_work(components: Sequence[DiffusionComponent], arch: DiffusionArch, gpu: GpuSpec, fp8_compute: bool,
                req: ImageRequest, weights_gb: dict[str, float], copy_s: float) -> ImageWork:
-    """The framework-independent quantities of one call (FLOPs, bytes, peak rates)."""
+    """The framework-independent quantities of one call (counted work, bytes, peak rates).
+
+    Raises:
+        InvalidCombination: the GPU's tensor rate or bandwidth is unknown, or the pipeline has no counted profile.
+    """
     prec = req.precision or "bf16"
     rate, _ = _rate_tflops(gpu, prec, fp8_compute)
     if not gpu.mem_bandwidth_gb_per_s:
         raise InvalidCombination(f"the memory bandwidth of {gpu.name} is not in the GPU data, so its image "
                                  "generation speed cannot be estimated")
-    cfg = req.uses_cfg(arch)
-    rows = req.batch * (2 if cfg else 1)
+    den, vae = arch.profile_at("denoiser", req.width, req.height), arch.profile_at("vae", req.width, req.height)
+    if not den or not vae:
+        raise InvalidCombination(f"{arch.model_id} has no counted kernel profile (knowledge/diffusion_arch.csv)")
+    rows = req.batch * (2 if req.uses_cfg(arch) else 1)
     enc_params = sum(c.params_m for c in components if c.component.startswith("text_encoder")) * 1e6
+    sustained = gpu.sustained_tensor_tflops
     return ImageWork(
-        family=arch.family, steps=req.steps, batch=req.batch,
-        step_flops=arch.denoiser_tflop_at(req.width, req.height) * 1e12 * rows,
+        family=arch.family, steps=req.steps, batch=req.batch, rows=rows, denoiser=den, vae=vae,
         denoiser_bytes=sum(gb for n, gb in weights_gb.items() if not n.startswith("text_encoder") and n != "vae") * 1e9,
-        leaf_ratio=arch.denoiser_leaf_modules / _REF_LEAF_MODULES,
         # every prompt (and its negative prompt under CFG) through the encoders: 2 x params x tokens
         text_flops=2.0 * enc_params * max(arch.text_tokens, 77) * rows,
         text_bytes=sum(gb for n, gb in weights_gb.items() if n.startswith("text_encoder")) * 1e9,
-        vae_flops=arch.vae_tflop_at(req.width, req.height) * 1e12 * req.batch,
-        rate_flops_per_s=rate * 1e12, bw_bytes_per_s=gpu.mem_bandwidth_gb_per_s * 1e9, copy_s=copy_s)
+        rate_flops_per_s=rate * 1e12, sustained_flops_per_s=sustained * 1e12 if sustained else None,
+        bw_bytes_per_s=gpu.mem_bandwidth_gb_per_s * 1e9, copy_s=copy_s)
+
+
+def roofline_gb(p: dict[str, float], kind: str, ridge: float) -> float:
+    """sum over a kernel class of max(FLOPs / ridge, bytes), GB, between the counted ridge points
+    (log-log interpolation; below the first point all FLOP-bound, above the last all byte-bound)."""
+    if ridge <= RIDGES[0]:
+        return p[f"g{kind}_{RIDGES[0]}"] * RIDGES[0] / ridge
+    if ridge >= RIDGES[-1]:
+        return p[f"g{kind}_{RIDGES[-1]}"]
+    i = max(j for j in range(len(RIDGES)) if RIDGES[j] <= ridge)
+    lo, hi = RIDGES[i], RIDGES[i + 1]
+    a, b = max(p[f"g{kind}_{lo}"], 1e-12), max(p[f"g{kind}_{hi}"], 1e-12)
+    return math.exp(math.log(a) + (math.log(b) - math.log(a)) * math.log(ridge / lo) / math.log(hi / lo))
+
+
+def _forward_s(p: dict[str, float], n: int, rate: float, bw: float, fw: ImageFramework) -> dict[str, float]:
+    """Seconds of one forward over n rows: conv, matmul, attention, elementwise, per-kernel GPU cost, launches."""
+    conv_r, mm_r = rate * fw.conv_eff, rate * fw.compute_eff
+    return {"conv": n * roofline_gb(p, "conv", conv_r / bw) * 1e9 / bw,
+            "matmul": n * roofline_gb(p, "mm", mm_r / bw) * 1e9 / bw,
+            "attention": n * p["attn_tflop"] * 1e12 / (rate * fw.attn_eff),
+            "elementwise": n * p["elem_gb"] * 1e9 * fw.elementwise_traffic / bw,
+            "kernels": p["ops"] * fw.gpu_us_per_op * 1e-6,
+            "launch": p["ops"] * fw.launch_us_per_op * 1e-6}
 
 
 def time_terms(w: ImageWork, fw: ImageFramework) -> dict[str, float]:
     """Seconds: one step's compute, memory and overhead; the call's text, denoise, VAE, copies, total."""
-    rate = w.rate_flops_per_s * fw.compute_eff
-    per_flop = fw.unet_bytes_per_flop if w.family == "unet" else fw.transformer_bytes_per_flop
-    st = {"compute": w.step_flops / rate, "memory": (w.denoiser_bytes + w.step_flops * per_flop) / w.bw_bytes_per_s,
-          "overhead": fw.overhead_ms_per_step * 1e-3 * w.leaf_ratio}
-    # kernels are launched asynchronously: the GPU works while Python launches the next ones, so a
-    # step takes the longer of the GPU's work and the launch cost
-    step = max(st["compute"] + st["memory"], st["overhead"])
-    text = w.text_flops / rate + w.text_bytes / w.bw_bytes_per_s
-    vae = w.vae_flops / rate + w.vae_flops * fw.unet_bytes_per_flop / w.bw_bytes_per_s
+    rate = w.rate_flops_per_s
+    if w.sustained_flops_per_s is not None:
+        rate = min(rate, w.sustained_flops_per_s / fw.power_fraction)
+    bw = w.bw_bytes_per_s * BW_EFF
+    d = _forward_s(w.denoiser, w.rows, rate, bw, fw)
+    weights = w.denoiser_bytes / bw
+    gpu = d["conv"] + d["matmul"] + d["attention"] + d["elementwise"] + d["kernels"] + weights
+    step = max(gpu, d["launch"])
+    v = _forward_s(w.vae, w.batch, rate, bw, fw)
+    vae = max(v["conv"] + v["matmul"] + v["attention"] + v["elementwise"] + v["kernels"], v["launch"])
+    text = w.text_flops / (rate * fw.compute_eff) + w.text_bytes / bw
     denoise = w.steps * step
-    return st | {"step": step, "text_encode": text, "denoise": denoise, "vae_decode": vae, "offload_copies": w.copy_s,
-                 "total": text + denoise + vae + w.copy_s}
+    compute = d["conv"] + d["matmul"] + d["attention"]
+    return {"compute": compute, "memory": d["elementwise"] + weights, "overhead": max(d["launch"], d["kernels"]),
+            "step": step, "text_encode": text, "denoise": denoise, "vae_decode": vae, "offload_copies": w.copy_s,
+            "total": text + denoise + vae + w.copy_s, "rate_flops_per_s": rate}
 
 
 def estimate_image_speed(components: Sequence[DiffusionComponent], arch: DiffusionArch, gpu: GpuSpec,
@@ -158,15 +205,20 @@ def estimate_image_speed(components: Sequence[DiffusionComponent], arch: Diffusi
     parts = {"compute": st["compute"], "memory": st["memory"], "overhead": st["overhead"]}
     bound = "offload" if t_copy > t_denoise else max(parts, key=lambda k: parts[k])
     per_image = total / req.batch
+    used = t["rate_flops_per_s"] / 1e12
     assumptions = [
-        f"An estimate from the denoiser's FLOPs and the GPU's {how} ({rate:g} TFLOPs) at {fw.name}'s fitted "
-        f"efficiency ({fw.compute_eff:.0%}), not a measurement.",
+        f"An estimate from the denoiser's counted kernels and the GPU's {how} ({rate:g} TFLOPs) at {fw.name}'s "
+        f"fitted efficiencies (matmul {fw.compute_eff:.0%}, convolution {fw.conv_eff:.0%}, attention "
+        f"{fw.attn_eff:.0%}), not a measurement.",
         f"{req.steps} steps at {req.width}x{req.height}, batch {req.batch}"
         + (", classifier-free guidance doubles each step's batch" if cfg else
            (", guidance-distilled: one pass per step" if arch.guidance_distilled else ", no CFG (guidance <= 1)")) + ".",
         f"Per call: text encoding {t_text:.2f} s, denoising {t_denoise:.2f} s, VAE decode {t_vae:.2f} s"
         + (f", offload copies {t_copy:.2f} s ({req.placement})" if t_copy else "") + ".",
     ]
+    if used < rate * (1 - 1e-9):
+        assumptions.append(f"{gpu.name}'s {gpu.board_power_w:g} W board cannot hold the clocks of its peak rate: "
+                           f"about {used:.0f} TFLOPs under this load ({gpu.power_source}).")
     if prec not in ("bf16", "fp16", "fp32", "fp8") or (prec == "fp8" and "FP8" not in how):
         assumptions.append(f"{prec} weights are dequantised to 16-bit for the matmuls; the dequantisation cost is not "
                            "modelled (published bitsandbytes/GGUF runs are often slower than bf16).")

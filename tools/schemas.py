@@ -141,6 +141,20 @@ class GpuSpec(BaseModel):
     source: str = ""
     derived: str = ""
     notes: str = ""
+    board_power_w: float | None = Field(None, gt=0, description="maximum board power (TDP), W, vendor datasheet")
+    full_clock_tflops_per_w: float | None = Field(
+        None, gt=0, description="dense 16-bit tensor TFLOPS per board watt of this GPU's chip at full clocks, from a "
+                                "higher-power card of the same chip (named in power_source); None = no such card known")
+    power_source: str = ""
+
+    @property
+    def sustained_tensor_tflops(self) -> float | None:
+        """The dense 16-bit tensor rate the board's power allows, TFLOPS: board_power_w x
+        full_clock_tflops_per_w (a low-power card of a chip cannot run it at the clocks its peak
+        figure assumes). None where either figure is unknown (then only the peak is known)."""
+        if self.board_power_w is None or self.full_clock_tflops_per_w is None:
+            return None
+        return self.board_power_w * self.full_clock_tflops_per_w
 
     @property
     def memory_gb(self) -> float | None:
