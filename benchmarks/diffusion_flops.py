@@ -1,11 +1,26 @@
-"""Count the FLOPs of one denoiser forward (batch 1) and of one VAE decode for knowledge/diffusion_arch.csv.
+"""Count the work of one denoiser forward (batch 1) and of one VAE decode for knowledge/diffusion_arch.csv.
 
 Not part of the package: it needs torch and diffusers (`pip install torch diffusers==0.42.1 transformers`),
 which the advisor itself does not. Models are built from their configs on the meta device (no weights,
-no download) and run under torch.utils.flop_counter.FlopCounterMode at 512, 768 and 1024 pixels.
-Usage: python benchmarks/diffusion_flops.py [model_id ... | vae4 | vae16]
+no download) and run at 512, 768 and 1024 pixels, in fp16, under two counters:
+  - torch.utils.flop_counter.FlopCounterMode: the FLOPs (`denoiser_tflop_*`, `vae_decode_tflop_*`);
+  - OpCounter below, a TorchDispatchMode that sees every aten op of the eager forward: its FLOPs (the
+    same formulas), its kernel class (convolution, matmul, attention, elementwise), the activation
+    bytes it reads and writes, the weight bytes it reads, and the live activation bytes after it (a
+    tensor is freed when its last Python reference goes, as in eager PyTorch). Attention is counted
+    as one fused flash/memory-efficient kernel (FLOPs 4 x B x H x Lq x Lk x D; reads q, k, v, writes o),
+    as SDPA runs it on a GPU; on meta tensors SDPA would fall back to the math path.
+  The profile cells (`*_profile_*`) hold per class the FLOPs and the roofline sum over its kernels of
+  max(FLOPs / R, bytes) at ridge points R = 16 ... 2048 FLOP/B, the elementwise bytes, the op count and
+  the peak of live activations (tools.diffusion.DiffusionArch.profile_at reads them).
+Usage: python benchmarks/diffusion_flops.py [model_id ... | vae4 | vae16]            FLOPs
+       python benchmarks/diffusion_flops.py --profile [model_id ... | vae4 | vae16]  profile cells
 """
-import json, sys, torch
+import json, math, sys, weakref, torch
+import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+from torch.utils.flop_counter import flop_registry
 from torch.utils.flop_counter import FlopCounterMode
 from diffusers import UNet2DConditionModel, SD3Transformer2DModel, FluxTransformer2DModel, PixArtTransformer2DModel, AutoencoderKL
 
@@ -72,7 +87,171 @@ def vae(lc, res):
             m.decode(z)
     return sum(p.numel() for p in m.decoder.parameters()), fc.get_total_flops()
 
+RIDGES = (16, 32, 64, 128, 256, 512, 1024, 2048)
+
+def _nbytes(t):
+    return t.numel() * t.element_size()
+
+class OpCounter(TorchDispatchMode):
+    """Every aten op of an eager forward: FLOPs, activation bytes in+out, weight bytes, and live memory."""
+    def __init__(self, params):
+        super().__init__()
+        self.param_ids = {id(p) for p in params}
+        self.keep = []          # param-derived views (keeps their ids from being reused)
+        self.ops = []           # (kind, flops, act_bytes, weight_bytes)
+        self.live = 0
+        self.peak = 0
+        self.refs = {}          # storage key -> [count, bytes]
+        self.pending_attn = None
+
+    def _track(self, t):
+        key = t.untyped_storage()._cdata
+        ent = self.refs.get(key)
+        if ent is None:
+            ent = self.refs[key] = [0, t.untyped_storage().nbytes()]
+            self.live += ent[1]
+            self.peak = max(self.peak, self.live)
+        ent[0] += 1
+        weakref.finalize(t, self._release, key)
+
+    def _release(self, key):
+        ent = self.refs.get(key)
+        if ent is None:
+            return
+        ent[0] -= 1
+        if ent[0] == 0:
+            self.live -= ent[1]
+            del self.refs[key]
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        ins = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
+        outs = [o for o in tree_flatten(out)[0] if isinstance(o, torch.Tensor)]
+        from_param = any(id(a) in self.param_ids for a in ins)
+        if func.is_view:
+            if from_param:
+                for o in outs:
+                    self.param_ids.add(id(o)); self.keep.append(o)
+            else:
+                for o in outs:
+                    if o.untyped_storage()._cdata in self.refs:
+                        self._track(o)
+            return out
+        w = sum(_nbytes(a) for a in ins if id(a) in self.param_ids)
+        act = sum(_nbytes(a) for a in ins if id(a) not in self.param_ids) + sum(_nbytes(o) for o in outs)
+        if self.pending_attn is not None:
+            flops, act = self.pending_attn
+            self.pending_attn = None
+            self.ops.append(("attn", flops, act, 0))
+        else:
+            fc = flop_registry.get(func.overloadpacket)
+            flops = fc(*args, **kwargs, out_val=out) if fc else 0
+            kind = "elem" if not flops else ("conv" if func.overloadpacket == torch.ops.aten.convolution else "mm")
+            self.ops.append((kind, flops, act, w))
+        mutable = func._schema.is_mutable
+        for o in outs:
+            if mutable and any(o.untyped_storage()._cdata == a.untyped_storage()._cdata for a in ins):
+                continue
+            self._track(o)
+        return out
+
+def install_sdpa(counter_ref):
+    """Flash/memory-efficient attention as one op: 4 x B x H x Lq x Lk x D FLOPs, reads q, k, v, writes o."""
+    def sdpa(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, **kw):
+        q, k, v = query, key, value
+        c = counter_ref()
+        b_h = math.prod(q.shape[:-2])
+        flops = 4 * b_h * q.shape[-2] * k.shape[-2] * q.shape[-1]
+        nb = q.element_size()
+        act = (q.numel() + k.numel() + v.numel() + q.numel() * v.shape[-1] // q.shape[-1]) * nb
+        if c is not None:
+            c.pending_attn = (flops, act)
+        return torch.empty(*q.shape[:-1], v.shape[-1], dtype=q.dtype, device=q.device)
+    F.scaled_dot_product_attention = sdpa
+
+def summarise(c):
+    out = {}
+    for kind in ("conv", "mm"):
+        ops = [(f, a) for k, f, a, _ in c.ops if k == kind]
+        out[f"{kind}_tflop"] = sum(f for f, _ in ops) / 1e12
+        for r in RIDGES:
+            out[f"g{kind}_{r}"] = sum(max(f / r, a) for f, a in ops) / 1e9
+    return out | {
+            "elem_gb": sum(a for k, f, a, _ in c.ops if k == "elem") / 1e9,
+            "attn_tflop": sum(f for k, f, a, _ in c.ops if k == "attn") / 1e12,
+            "weight_gb": sum(w for *_, w in c.ops) / 1e9,
+            "peak_gb": c.peak / 1e9, "ops": len(c.ops)}
+
+
+DT = torch.float16
+_CURRENT = [None]
+
+
+def _inputs(mid, m, res):
+    kind, cfg, lc, f, ntxt, dtxt = CFG[mid]
+    h = res // f
+    r = lambda *s: torch.randn(*s, device="meta", dtype=DT)  # noqa: E731
+    t = lambda v: torch.tensor([v], device="meta")  # noqa: E731
+    if kind == "unet":
+        kw = dict(added_cond_kwargs={"text_embeds": r(1, 1280), "time_ids": r(1, 6)}) if mid.startswith("sdxl") else {}
+        x, enc = r(1, lc, h, h), r(1, ntxt, dtxt)
+        return lambda: m(x, t(10), enc, **kw)
+    if kind == "sd3":
+        x, enc, pool = r(1, lc, h, h), r(1, ntxt, dtxt), r(1, 2048)
+        return lambda: m(hidden_states=x, encoder_hidden_states=enc, pooled_projections=pool, timestep=t(10.))
+    if kind == "flux":
+        n = (h // 2) ** 2
+        kw = dict(guidance=t(3.5)) if cfg["guidance_embeds"] else {}
+        x, enc, pool = r(1, n, 64), r(1, ntxt, 4096), r(1, 768)
+        ids = torch.zeros(n, 3, device="meta"), torch.zeros(ntxt, 3, device="meta")
+        return lambda: m(hidden_states=x, encoder_hidden_states=enc, pooled_projections=pool, timestep=t(0.5),
+                         img_ids=ids[0], txt_ids=ids[1], **kw)
+    x, enc = r(1, lc, h, h), r(1, ntxt, 4096)
+    return lambda: m(x, encoder_hidden_states=enc, timestep=t(10), added_cond_kwargs={"resolution": None, "aspect_ratio": None})
+
+
+def _measure(m, call):
+    c = OpCounter(list(m.parameters()) + list(m.buffers()))
+    _CURRENT[0] = c
+    with torch.no_grad(), c:
+        out = call()
+        del out
+    _CURRENT[0] = None
+    return summarise(c)
+
+
+def profile(mid):
+    """Profile cells of one model (or 'vae4' / 'vae16') at 512, 768 and 1024 px: {res: 'key=value;...'}."""
+    install_sdpa(lambda: _CURRENT[0])
+    out = {}
+    for res in (512, 768, 1024):
+        if mid.startswith("vae"):
+            lc = int(mid[3:])
+            with torch.device("meta"):
+                m = AutoencoderKL(in_channels=3, out_channels=3, down_block_types=("DownEncoderBlock2D",) * 4,
+                                  up_block_types=("UpDecoderBlock2D",) * 4, block_out_channels=(128, 256, 512, 512),
+                                  layers_per_block=2, latent_channels=lc)
+            m = m.to(DT).eval()
+            z = torch.randn(1, lc, res // 8, res // 8, device="meta", dtype=DT)
+            d = _measure(m, lambda: m.decode(z))
+        else:
+            kind, cfg = CFG[mid][:2]
+            cls = {"unet": UNet2DConditionModel, "sd3": SD3Transformer2DModel, "flux": FluxTransformer2DModel,
+                   "pixart": PixArtTransformer2DModel}[kind]
+            with torch.device("meta"):
+                m = cls(**cfg)
+            m = m.to(DT).eval()
+            d = _measure(m, _inputs(mid, m, res))
+        out[res] = ";".join(f"{k}={v:.6g}" for k, v in d.items())
+    return out
+
+
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--profile"]:
+        for mid in sys.argv[2:] or list(CFG) + ["vae4", "vae16"]:
+            print(mid, json.dumps(profile(mid)), flush=True)
+        sys.exit(0)
     out = {}
     which = sys.argv[1:] or list(CFG)
     for mid in which:
