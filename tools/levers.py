@@ -15,7 +15,11 @@ and tries the levers practitioners reach for, each evaluated with the calculator
 Each lever has a size (1 = a flag with no cost in quality, 2 = a small trade-off, 3 = changes the
 model's numerics or the data, 4 = different hardware). The answer is the one to three smallest that
 work (single levers first, then pairs), as typed `Lever` findings: reason codes and parameters, no
-English — the renderers turn codes into text.
+English — the renderers turn codes into text. When no single lever or pair works, the nearest
+combination: the memory levers stacked (precision, KV cache, checkpointing, LoRA/QLoRA) with the
+fewest GPUs of the given kind or of the cheapest kind that holds it; when even that fails, a
+`nothing_works` finding says why, with the numbers (the need per GPU with every lever applied on the
+largest GPU of the catalog, or the best speed, time or cost reached).
 """
 
 from __future__ import annotations
@@ -86,7 +90,8 @@ class LeverGoal(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    min_tokens_per_s_per_user: float | None = Field(None, gt=0, le=100_000, allow_inf_nan=False)
+    # no upper bound that a user's target could pass: an impossible target is answered, not refused
+    min_tokens_per_s_per_user: float | None = Field(None, gt=0, le=1e15, allow_inf_nan=False)
     output_tokens: int = Field(256, ge=1, le=1_000_000, description="inference: generated tokens per request")
     deadline_hours: float | None = Field(None, gt=0, le=1e6, allow_inf_nan=False)
     budget_usd: float | None = Field(None, gt=0, le=1e9, allow_inf_nan=False)
@@ -124,6 +129,7 @@ class LeverSearch(BaseModel):
     levers: list[Lever]
     tried: list[str]
     defaults_applied: list[Finding] = []
+    nothing_works: Finding | None = Field(None, description="when no change works: why, with the numbers")
 
 
 class _Ctx(BaseModel):
@@ -137,6 +143,7 @@ class _Ctx(BaseModel):
     gpus_catalog: list[GpuSpec]
     engine: EngineProfile | None
     mfu_table: dict[str, tuple[float, str]] | None
+    best: dict[str, Lever] = {}  # the best speed, time and cost reached by any configuration that fits
 
 
 def _evaluate(ctx: _Ctx, code: str, size: int, req: VramRequest, gpu: GpuSpec, params: dict[str, Any]) -> Lever:
@@ -147,10 +154,22 @@ def _evaluate(ctx: _Ctx, code: str, size: int, req: VramRequest, gpu: GpuSpec, p
     lever = Lever(code=code, params=params, size=size, memory_gb=est.total_gb, gpu=gpu.name, gpu_memory_gb=mem,
                   fits=ok, headroom_gb=mem - est.total_gb, works=ok)
     try:
-        return _check_goal(ctx, lever, req, gpu)
+        lever = _check_goal(ctx, lever, req, gpu)
     except AdvisorError as exc:  # a GPU whose bandwidth or tensor rate is unknown: cannot be judged
         return lever.model_copy(update={"works": False, "findings": [
             Finding(code="goal_not_estimable", params={"gpu": gpu.name, "why": str(exc)})]})
+    _keep_best(ctx.best, lever)
+    return lever
+
+
+def _keep_best(best: dict[str, Lever], lv: Lever) -> None:
+    """The fastest per user, the shortest run and the cheapest run seen so far (for `nothing_works`)."""
+    if not lv.fits:
+        return
+    for key, attr, sign in (("speed", "tokens_per_s_per_user", 1), ("hours", "hours", -1), ("cost", "cost_usd", -1)):
+        value, prev = getattr(lv, attr), best.get(key)
+        if value is not None and (prev is None or sign * value > sign * getattr(prev, attr)):
+            best[key] = lv
 
 
 def _check_goal(ctx: _Ctx, lever: Lever, req: VramRequest, gpu: GpuSpec) -> Lever:
@@ -342,10 +361,101 @@ def find_levers(a: ModelArch, req: VramRequest, gpu: GpuSpec, *, goal: LeverGoal
     alone = {lv.code for lv in found}
     firsts = [c for c, _ in singles if c[1] <= 3 and c[0] not in _SOLVED and c[0] not in alone]
     found += [lv for lv in _pairs(ctx, firsts, works) if not alone & set(lv.code.split("+"))]
-    found = found or _several_bigger_gpus(ctx, req, gpu)
+    found = found or _several_bigger_gpus(ctx, req, gpu) or _nearest_stack(ctx, req, gpu)
     found.sort(key=lambda lv: (lv.size, _ORDER.index(lv.code.split("+")[0]) if lv.code.split("+")[0] in _ORDER else 99))
     search.levers = found[:max_levers]
+    if not found:
+        search.nothing_works = _why_nothing_works(ctx, req, gpu, search.problem)
     return search
+
+
+def _stacks(req: VramRequest, gpu: GpuSpec) -> list[tuple[list[str], dict[str, Any]]]:
+    """The memory levers stacked, mildest first: (codes, request update), each keeping the user's
+    workload (context, batch, data) and changing only how it is held in memory."""
+    fmt = weight_format(req.resolved_weight_precision)
+    if req.method == "inference":
+        base: tuple[list[str], dict[str, Any]] = ([], {})
+        if req.kv_precision not in ("fp8", "int8"):
+            base = (["kv_cache_fp8"], {"kv_precision": "fp8"})
+        if req.prefill_chunk_tokens is None and req.seq_len > 8192:
+            base = (base[0] + ["chunked_prefill"], base[1] | {"prefill_chunk_tokens": 8192})
+        out = [base]
+        if fmt.bits_per_param > 8.01:
+            out.append((base[0] + ["weights_8bit"], base[1] | {"weight_precision": "fp8" if gpu.fp8_support else "int8"}))
+        if fmt.bits_per_param > 4.01:
+            out.append((base[0] + ["weights_4bit"], base[1] | {"weight_precision": "int4"}))
+        return [x for x in out if x[0]]
+    base = ([], {})
+    if not req.resolved_grad_checkpointing:
+        base = (["grad_checkpointing"], {"grad_checkpointing": True})
+    if not req.chunked_loss:
+        base = (base[0] + ["chunked_loss"], base[1] | {"chunked_loss": True})
+    if req.method == "qlora" and fmt.name in ("nf4", "fp4") and not req.double_quant:
+        base = (base[0] + ["double_quant"], base[1] | {"double_quant": True})
+    out = [base]
+    if req.method == "full" and req.optimizer == "adamw":
+        out.append((base[0] + ["optimizer_8bit"], base[1] | {"optimizer": "adamw8bit"}))
+    if req.method == "full":
+        out.append((["lora"] + base[0], base[1] | {"method": "lora", "weight_precision": None,
+                                                    "training_precision": "mixed"}))
+    if req.method in ("full", "lora"):
+        out.append((["qlora"] + [c for c in base[0] if c != "grad_checkpointing"], base[1] | {
+            "method": "qlora", "weight_precision": "nf4", "double_quant": True, "grad_checkpointing": True,
+            "training_precision": "mixed"}))
+    return [x for x in out if x[0]]
+
+
+def _gpus_to_try(ctx: _Ctx, gpu: GpuSpec) -> list[GpuSpec]:
+    """The GPU given, then the catalog's other GPUs (bigger ones for a memory problem), cheapest first."""
+    prices = ctx.goal.usd_per_gpu_hour
+    memory_only = not (ctx.goal.min_tokens_per_s_per_user or ctx.goal.deadline_hours or ctx.goal.budget_usd)
+    pool = [g for g in ctx.gpus_catalog if g.memory_gb and g.id != gpu.id
+            and (g.memory_gb > (gpu.memory_gb or 0) or not memory_only)]
+    pool.sort(key=lambda g: (prices.get(g.id, math.inf), g.memory_gb or 0, g.name))
+    return [gpu] + pool
+
+
+def _nearest_stack(ctx: _Ctx, req: VramRequest, gpu: GpuSpec) -> list[Lever]:
+    """No single lever or pair works: the mildest stack of memory levers with the fewest GPUs of the
+    kind given, else of the cheapest (then smallest) kind that works; one combined lever, or []."""
+    for codes, update in _stacks(req, gpu):
+        stacked = req.model_copy(update=update)
+        for g in _gpus_to_try(ctx, gpu):
+            for n in range(1, ctx.goal.max_gpus + 1):
+                step = _count_update(ctx, stacked, n) if n > 1 else ("", {})
+                if step is None:
+                    continue
+                parts = codes + ([step[0]] if step[0] else []) + (["bigger_gpu"] if g.id != gpu.id else [])
+                params = update | step[1] | ({"gpu": g.name, "gpu_id": g.id} if g.id != gpu.id else {})
+                lv = _evaluate(ctx, "+".join(parts), 9 + len(parts), stacked.model_copy(update=step[1]), g, params)
+                if lv.works:
+                    return [lv]
+    return []
+
+
+def _why_nothing_works(ctx: _Ctx, req: VramRequest, gpu: GpuSpec, problem: str) -> Finding:
+    """Nothing in the catalog works: for memory, the need per GPU with every memory lever stacked on
+    the largest GPU of the catalog at the most GPUs tried (and the part that dominates it); for a
+    goal, the best speed, time or cost any configuration that fits reached."""
+    goal_metric = {"too_slow": ("speed", "tokens_per_s_per_user"), "past_deadline": ("hours", "hours"),
+                   "over_budget": ("cost", "cost_usd")}.get(problem)
+    if goal_metric and goal_metric[0] in ctx.best:
+        lv = ctx.best[goal_metric[0]]
+        return Finding(code="nothing_works", params={
+            "problem": problem, "best": getattr(lv, goal_metric[1]), "gpu": lv.gpu, "gpus": lv.params.get("gpus", req.gpus),
+            "levers": [c for c in lv.code.split("+") if c != "as_given"], "lever_params": lv.params})
+    stacks = _stacks(req, gpu)
+    codes, update = stacks[-1] if stacks else ([], {})
+    biggest = max([gpu] + [g for g in ctx.gpus_catalog if g.memory_gb], key=lambda g: (g.memory_gb or 0, g.name))
+    stacked = req.model_copy(update=update)
+    n = next((k for k in range(ctx.goal.max_gpus, 0, -1) if k == 1 or _count_update(ctx, stacked, k)), 1)
+    if n > 1:
+        stacked = stacked.model_copy(update=_count_update(ctx, stacked, n)[1])  # type: ignore[index]
+    est = estimate_vram(ctx.a, stacked)
+    part = max(est.components_gb.items(), key=lambda kv: kv[1])
+    return Finding(code="nothing_works", params={
+        "problem": "does_not_fit", "memory_gb": est.total_gb, "gpu": biggest.name, "gpu_memory_gb": biggest.memory_gb,
+        "gpus": n, "levers": codes, "lever_params": update, "largest_component": part[0], "largest_gb": part[1]})
 
 
 _SOLVED = ("smaller_micro_batch", "fewer_concurrent_sequences", "shorter_context", "shorter_sequence")

@@ -348,10 +348,13 @@ def _recommend_args(q: Query) -> dict[str, Any]:
 
 def _second_round(q: Query, done: Done) -> list[Call]:
     names = [d[0] for d in done]
-    if "way_forward" not in names:
+    if "way_forward" not in names and not _image_levers_done(q, done):
         forward = _way_forward(q, done)
         if forward:
             return forward
+    relaxed = _relaxed_prices(done)
+    if relaxed:
+        return relaxed
     if "fit" in q.intents and "price_query" not in names and "recommend_gpus" not in names and not q.has_gpu:
         v = next((r for n, _, r in done if n == "vram_calculator" and "total_gb" in r), None)
         if v is not None:
@@ -360,23 +363,64 @@ def _second_round(q: Query, done: Done) -> list[Call]:
     return []
 
 
+_RELAXABLE = ("provider", "region", "max_price_usd_per_gpu_hour", "gpus", "pricing")
+
+
+def relaxations(args: dict[str, Any]) -> list[dict[str, Any]]:
+    """A price query without each of its filters in turn (spot pricing relaxed to on-demand), then
+    without all of them: which filter emptied the list, and the nearest offers without it."""
+    def drop(keys: tuple[str, ...]) -> dict[str, Any]:
+        out = {k: v for k, v in args.items() if k not in keys or k == "pricing"}
+        if "pricing" in keys:
+            out["pricing"] = "on-demand"
+        return out | {"limit": 3}
+    present = tuple(k for k in _RELAXABLE if k in args and (k != "pricing" or args[k] == "spot"))
+    out = [drop((k,)) for k in present]
+    if len(present) > 1:
+        out.append(drop(present))
+    return out
+
+
+def _relaxed_prices(done: Done) -> list[Call]:
+    """Every price query of the turn came back empty: the same queries with their filters relaxed."""
+    pq = [(a, r) for n, a, r in done if n == "price_query"]
+    if not pq or any(r.get("offers") or "error" in r for _, r in pq) or any(n != "price_query" and "error" not in r
+                                                                           for n, _, r in done if n != "search_guide"):
+        return []
+    first = next((a for a, _ in pq if a.get("pricing") != "spot"), pq[0][0])
+    calls = [{"name": "price_query", "args": a} for a in relaxations(first)]
+    asked = {repr(sorted(a.items())) for a, _ in pq}
+    return [c for c in calls if repr(sorted(c["args"].items())) not in asked]
+
+
+def _image_levers_done(q: Query, done: Done) -> bool:
+    """The image pipeline's lower precisions were tried already in this turn."""
+    return any(n == "vram_calculator" and a.get("weight_precision") in _IMAGE_PRECISIONS
+               and a.get("weight_precision") != q.precision for n, a, _ in done)
+
+
 def _way_forward(q: Query, done: Done) -> list[Call]:
-    """After a negative verdict (does not fit, too slow for the user's target), the smallest changes that work.
-    Image pipelines carry their own way forward: the memory result lists every placement and what fits."""
-    out: list[Call] = []
+    """After a negative verdict (does not fit, too slow for the user's target, past the deadline, over
+    the budget, no count or length that fits, nothing to recommend), the smallest changes that work.
+    Image pipelines: the same pipeline at lower weight precisions (fp8, GGUF Q4_K_M, NF4), beside the
+    placements every memory result lists."""
     if q.model and is_image_pipeline(q.model):
-        return out
+        return _image_precisions(q, done)
+    out: list[Call] = []
     for name, args, r in done:
+        if "error" in r:
+            continue
         if name == "vram_calculator" and isinstance(r.get("fit"), dict) and r["fit"].get("fits") is False and \
                 (args.get("gpu") or args.get("gpu_memory_gb")):
             out.append({"name": "way_forward", "args": dict(args)})
-        elif name == "speed_estimator" and q.min_tokens_per_s and "error" not in r:
-            per_user = r.get("decode_tokens_per_s")
-            if per_user is not None and per_user < q.min_tokens_per_s:
-                a = {k: v for k, v in _vram_args(q).items()} | {"gpu": args["gpu"],
-                                                                "min_tokens_per_s_per_user": q.min_tokens_per_s}
-                out.append({"name": "way_forward", "args": a})
-        elif name in ("cost_estimator", "training_time") and "error" not in r and args.get("gpu") and _training(q):
+        elif name == "solve_for" and r.get("solved") is False and args.get("unknown") != "best_gpu_by_cost" and \
+                (args.get("gpu") or args.get("gpu_memory_gb")):
+            out.append({"name": "way_forward", "args": {k: v for k, v in args.items() if k not in ("unknown", "max_gpus")}})
+        elif name == "recommend_gpus" and not r.get("options") and r.get("status") != "needs_input" and _model(q):
+            out.append({"name": "way_forward", "args": _vram_args(q) | _goal(q)})
+        elif name == "speed_estimator":
+            out += _speed_forward(q, args, r)
+        elif name in ("cost_estimator", "training_time") and args.get("gpu") and _training(q):
             hours = r.get("runtime_hours", r.get("hours"))
             total = r.get("total_usd")
             goal: dict[str, Any] = {}
@@ -387,7 +431,52 @@ def _way_forward(q: Query, done: Done) -> list[Call]:
             if goal:
                 a = _vram_args(q) | {"gpu": args["gpu"]} | goal | _goal_data(q)
                 out.append({"name": "way_forward", "args": a})
-    return out[:2]
+    return _unique_calls(out)[:2]
+
+
+def _speed_forward(q: Query, args: dict[str, Any], r: dict[str, Any]) -> list[Call]:
+    """A speed result that does not fit in memory, or misses the user's tokens/s target: the levers at
+    the batch it was estimated at (a load the tools refuse is not carried into the levers)."""
+    a = _vram_args(q) | {"gpu": args["gpu"], "batch": args.get("batch") or 1, "method": "inference"}
+    if args.get("precision"):
+        a["weight_precision"] = args["precision"]
+    if (r.get("memory") or {}).get("fits") is False:
+        return [{"name": "way_forward", "args": a}]
+    per_user = r.get("decode_tokens_per_s")
+    if q.min_tokens_per_s and per_user is not None and per_user < q.min_tokens_per_s:
+        return [{"name": "way_forward", "args": a | {"min_tokens_per_s_per_user": q.min_tokens_per_s}}]
+    return []
+
+
+def _goal(q: Query) -> dict[str, Any]:
+    """What 'works' means for a recommendation that found nothing: the user's target, deadline, budget."""
+    g: dict[str, Any] = {}
+    if q.min_tokens_per_s and not _training(q):
+        g["min_tokens_per_s_per_user"] = q.min_tokens_per_s
+    if _training(q) and (q.deadline_hours or q.budget_usd_total) and _goal_data(q).get("dataset_tokens"):
+        g |= {"deadline_hours": q.deadline_hours, "budget_usd": q.budget_usd_total} | _goal_data(q)
+    return {k: v for k, v in g.items() if v is not None}
+
+
+_IMAGE_PRECISIONS = ("fp8", "q4_k_m", "nf4")  # 8-bit, GGUF 4-bit and bitsandbytes 4-bit, as practitioners run them
+
+
+def _image_precisions(q: Query, done: Done) -> list[Call]:
+    """An image pipeline that does not fit: its memory at each lower precision the image tool supports."""
+    from tools.units import weight_format
+
+    out: list[Call] = []
+    for name, args, r in done:
+        fit = r.get("fit") if isinstance(r, dict) else None
+        if name != "vram_calculator" or not isinstance(fit, dict) or fit.get("fits") is not False:
+            continue
+        now = args.get("weight_precision")
+        bits = weight_format(now).bits_per_param if now else 16.0
+        for p in _IMAGE_PRECISIONS:
+            if weight_format(p).bits_per_param < bits - 0.01:
+                out.append({"name": "vram_calculator", "args": dict(args) | {"weight_precision": p}})
+        break
+    return out
 
 
 def _goal_data(q: Query) -> dict[str, Any]:

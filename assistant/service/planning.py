@@ -115,9 +115,11 @@ def levers(*, model: str | None = None, config: str | None = None, params_b: flo
            goal: dict[str, Any] | None = None, apply_defaults: bool = True, **request: Any) -> Any:
     """The way forward (tools.levers.find_levers) for `request` on `gpu`, each lever with its cheapest
     on-demand offer. `goal`: LeverGoal fields (min_tokens_per_s_per_user, deadline_hours, budget_usd,
-    dataset_tokens, epochs, max_gpus ...); a budget is priced at each GPU's cheapest GPU-hour in the catalog.
-    Practitioner defaults (checkpointing for fine-tuning, double quant for QLoRA) fill what the user
-    did not set, and `defaults_applied` says which.
+    dataset_tokens, epochs, max_gpus ...). Each GPU is priced at its cheapest on-demand GPU-hour in the
+    catalog (a budget is judged at that price, and a bigger GPU is the cheapest that works). With no
+    GPU named (a recommendation that found nothing), the levers start from the catalog GPU with the
+    most memory that has an offer. Practitioner defaults (checkpointing for fine-tuning, double quant
+    for QLoRA) fill what the user did not set, and `defaults_applied` says which.
 
     Raises:
         AdvisorError subclasses with user-facing messages.
@@ -127,8 +129,13 @@ def levers(*, model: str | None = None, config: str | None = None, params_b: flo
     if goal is not None and not isinstance(goal, dict):
         raise InvalidInput("goal", goal, "a mapping of min_tokens_per_s_per_user, deadline_hours, budget_usd, "
                            "dataset_tokens, epochs, max_gpus ...")
+    db = price_db()
+    cheapest = _cheapest_gpu_hour(db)
     if gpu is None and gpu_memory_gb is None:
-        raise InvalidCombination("the way forward needs the GPU (gpu) or its memory (gpu_memory_gb)")
+        offered = [g for g in load_gpus() if g.id in cheapest and g.memory_gb]
+        if not offered:
+            raise InvalidCombination("the way forward needs the GPU (gpu) or its memory (gpu_memory_gb)")
+        gpu = max(offered, key=lambda g: (g.memory_gb or 0, -cheapest[g.id])).name
     arch, vreq, spec, mem = _sizing(model, config, params_b, gpu, gpu_memory_gb, request)
     if spec is None:  # "a 12 GB card": a GPU of that memory and nothing else known (no speed levers)
         from tools.schemas import GpuSpec
@@ -138,13 +145,7 @@ def levers(*, model: str | None = None, config: str | None = None, params_b: flo
     if apply_defaults:
         vreq, applied = apply_practitioner_defaults(vreq)
     g = validated(LeverGoal, **{k: v for k, v in (goal or {}).items() if v is not None})
-    db = price_db()
-    if g.budget_usd is not None and not g.usd_per_gpu_hour:
-        rows = db.query(PriceQuery(pricing="on-demand", sort="gpu-hour", limit=1000), None).offers
-        cheapest: dict[str, float] = {}
-        for o in rows:
-            if o.gpu_id and o.price_usd_per_gpu_hour is not None:
-                cheapest[o.gpu_id] = min(cheapest.get(o.gpu_id, math.inf), o.price_usd_per_gpu_hour)
+    if not g.usd_per_gpu_hour:
         g = g.model_copy(update={"usd_per_gpu_hour": cheapest})
     res = find_levers(arch, vreq, spec, goal=g, gpus_catalog=list(load_gpus()),
                       engine=resolve_engine(engine), mfu_table=load_training_efficiency())
@@ -154,3 +155,27 @@ def levers(*, model: str | None = None, config: str | None = None, params_b: flo
         found = db.query(PriceQuery(gpus=n, pricing="on-demand", limit=1), [by_name.get(lv.gpu, spec.id)]).offers
         lv.offer = found[0].to_contract() if found else None
     return res.model_copy(update={"defaults_applied": applied})
+
+
+def _cheapest_gpu_hour(db: Any) -> dict[str, float]:
+    """{gpu id: cheapest on-demand price per GPU-hour} over the whole catalog (one lookup per GPU, as
+    the catalog holds more offers than one query returns); kept until the price file changes."""
+    import os
+
+    path = str(getattr(db, "path", ""))
+    try:
+        stamp = (path, os.stat(path).st_mtime_ns)
+    except OSError:
+        stamp = (path, 0)
+    if _CHEAPEST.get("stamp") != stamp:
+        cheapest: dict[str, float] = {}
+        for g in load_gpus():
+            rows = db.query(PriceQuery(pricing="on-demand", sort="gpu-hour", limit=1), [g.id]).offers
+            if rows and rows[0].price_usd_per_gpu_hour is not None:
+                cheapest[g.id] = rows[0].price_usd_per_gpu_hour
+        _CHEAPEST.clear()
+        _CHEAPEST.update({"stamp": stamp, "prices": cheapest})
+    return dict(_CHEAPEST["prices"])
+
+
+_CHEAPEST: dict[str, Any] = {}

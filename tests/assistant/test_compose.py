@@ -90,7 +90,7 @@ def test_way_forward_lists_each_lever_with_its_numbers_and_offer():
     text = render_text(s)
     assert "What would work:" in text and "1. 8-bit weights (int8)" in text
     assert "Memory per GPU: 10.6 GB of 12.9 GB" in text and "Free memory left: 2.29 GB" in text
-    assert "Cheapest offer: vast 1x-RTX_3060, CZ, $0.06/h" in text
+    assert "Cheapest offer: vast 1x-RTX 3060, CZ, $0.06/h" in text  # the instance id read without its underscore
     assert "2. 2 GPUs with tensor parallelism" in text and "3. FP8 KV cache + Chunked prefill" in text
 
 

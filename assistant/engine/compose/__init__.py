@@ -18,7 +18,8 @@ from assistant.engine.answer import CitationRef, Finding, Sections
 from assistant.engine.compose.citations import cite, known_ids
 from assistant.engine.compose.common import (Done, catalog_model_name, chat_text, engine_name, error_info, model_name,
                                              q_, results, set_verdict, user_number)
-from assistant.engine.compose.forward import drop_repeated_defaults, image_placements_part, levers_part, solve_part
+from assistant.engine.compose.forward import (drop_repeated_defaults, image_placements_part, image_variants,
+                                              levers_part, solve_part)
 from assistant.engine.compose.memory import fit_part, speed_part, train_part
 from assistant.engine.compose.money import cost_part, prices_part
 from assistant.engine.compose.recommend import recommend_part
@@ -50,10 +51,12 @@ def compose(query: Query, done: Done) -> Sections:
         order = [_FIRST.get(query.intent, "vram_calculator")]
         if query.solve_for:
             order.insert(0, "solve")
+        variants = image_variants(query, done)  # way-forward material, not the answer's own verdict
+        own = [d for i, d in enumerate(done) if i not in variants]
         for i, key in enumerate(order + [k for k in _PARTS if k not in order]):
             had = len(s.key_numbers)
             try:
-                _PARTS[key](query, done, s)
+                _PARTS[key](query, done if key == "image_placements" else own, s)
             except (KeyError, TypeError, ValueError, AttributeError, IndexError):
                 # a result of an unexpected shape: the rest of the answer still stands, and says so
                 log.exception("compose: %s part failed", key)

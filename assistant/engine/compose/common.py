@@ -88,6 +88,18 @@ def gpu_label(name: Any, q: Query | None) -> Any:
     return name
 
 
+def instance(raw: Any) -> Any:
+    """A provider's instance id for a message or table cell: a phrase the renderer shows readably
+    (render.catalog.instance_name); "" when there is none."""
+    return {"code": "name.instance", "params": {"id": str(raw)}} if raw else ""
+
+
+def offer_where(offer: dict[str, Any]) -> Any:
+    """'provider instance' of an offer as a phrase (the instance shown readably)."""
+    return {"code": "name.offer_where", "params": {"provider": offer.get("provider") or "—",
+                                                   "instance": instance(offer.get("instance_type"))}}
+
+
 def user_number(v: Any) -> Any:
     """A number as the user gave it: 80 rather than 80.0."""
     return int(v) if isinstance(v, float) and v.is_integer() else v

@@ -21,7 +21,17 @@ def _lever_title(code: str, params: dict[str, Any]) -> Finding:
     if len(parts) == 2:
         return Finding(code="lever.combo", params={"a": {"code": f"lever.{parts[0]}", "params": p},
                                                    "b": {"code": f"lever.{parts[1]}", "params": p}})
-    return Finding(code="lever.stack", params={"items": _lever_names(parts, params)})
+    return Finding(code="lever.stack", params={"items": joined(_lever_names(parts, params))})
+
+
+def joined(items: list[dict[str, Any]]) -> Any:
+    """Phrases joined with "+" (nested lever.combo phrases): "A + B + C"; "" for none."""
+    if not items:
+        return ""
+    out = items[-1]
+    for x in reversed(items[:-1]):
+        out = {"code": "lever.combo", "params": {"a": x, "b": out}}
+    return out
 
 
 def _lever_names(codes: list[str], params: dict[str, Any]) -> list[dict[str, Any]]:
@@ -31,10 +41,13 @@ def _lever_names(codes: list[str], params: dict[str, Any]) -> list[dict[str, Any
     if "bigger_gpu" in codes and p.get("gpu"):
         n = p.get("gpus") or 1
         out = [x for x in out if not x["code"].startswith("lever.more_gpus")]
-        how = next((c for c in codes if c.startswith("more_gpus")), None)
-        out.append({"code": "lever.on_gpus", "params": {"n": n, "gpu": p["gpu"],
-                                                         "how": {"code": f"term.{how}"} if how else ""}})
+        how = next((_HOW[c] for c in codes if c in _HOW), None)
+        out.append({"code": "lever.on_gpus_how" if how else "lever.on_gpus",
+                    "params": {"n": n, "gpu": p["gpu"], "how": {"code": how} if how else ""}})
     return out
+
+
+_HOW = {"more_gpus_tensor_parallel": "term.tensor_parallel", "more_gpus_fsdp": "term.fsdp"}
 
 
 def _lever_params(p: dict[str, Any]) -> dict[str, Any]:
@@ -102,17 +115,19 @@ _NOTHING = {"too_slow": ("forward.nothing_fast_enough", "tok_s"), "past_deadline
 def nothing_finding(q: Query, a: dict[str, Any], f: dict[str, Any]) -> Finding:
     """The levers' `nothing_works` finding said plainly: what was tried, on what, and the numbers."""
     p = f.get("params") or {}
-    levers = _lever_names(list(p.get("levers") or []), p.get("lever_params") or {})
-    where = {"n": p.get("gpus") or 1, "gpu": p.get("gpu", "")}
+    codes = [c for c in p.get("levers") or [] if c != "bigger_gpu" and not c.startswith("more_gpus")]
+    levers = _lever_names(codes, p.get("lever_params") or {})
+    setup = {"code": "forward.setup" if levers else "forward.setup_plain",
+             "params": {"n": p.get("gpus") or 1, "gpu": p.get("gpu", ""), "levers": joined(levers)}}
+    where = {"setup": setup}
     if p.get("problem") in _NOTHING:
         code, unit = _NOTHING[p["problem"]]
         target = {"too_slow": q.min_tokens_per_s or a.get("min_tokens_per_s_per_user"),
                   "past_deadline": q.deadline_hours or a.get("deadline_hours"),
                   "over_budget": q.budget_usd_total or a.get("budget_usd")}[p["problem"]]
-        return Finding(code=code, params=where | {"best": q_(p.get("best"), unit), "target": q_(target, unit),
-                                                  "levers": levers})
-    return Finding(code="forward.nothing_fits" if levers else "forward.nothing_fits_plain", params=where | {
-        "levers": levers, "memory": q_(p.get("memory_gb"), "gb"), "gpu_gb": q_(p.get("gpu_memory_gb"), "gb"),
+        return Finding(code=code, params=where | {"best": q_(p.get("best"), unit), "target": q_(target, unit)})
+    return Finding(code="forward.nothing_fits", params=where | {
+        "memory": q_(p.get("memory_gb"), "gb"), "gpu_gb": q_(p.get("gpu_memory_gb"), "gb"),
         "part": _limit(str(p.get("largest_component", ""))), "part_gb": q_(p.get("largest_gb"), "gb")})
 
 
@@ -234,26 +249,62 @@ def _best_by_cost(r: dict[str, Any], base: dict[str, Any], s: Sections) -> None:
     set_verdict(s, "yes")
 
 
-def image_placements_part(q: Query, done: Done, s: Sections) -> None:
-    """An image pipeline that does not fit all on the GPU: the placements that do (dropping the text
-    encoders after encoding, model or sequential CPU offload), each with its peak and copy time."""
-    for name, _a, r in done:
-        if name != "vram_calculator" or not isinstance(r, dict) or not r.get("placements"):
-            continue
-        fit = r.get("fit") or {}
-        mem = fit.get("gpu_memory_gb")
-        if fit.get("fits") is not False or not mem:
-            continue
-        for p in r["placements"]:
-            if p.get("peak_gb") is None or p["peak_gb"] > mem:
-                continue
-            nums = [kn("num.memory_per_gpu", {"code": "value.of", "params": {"a": q_(p["peak_gb"], "gb"),
-                                                                              "b": q_(mem, "gb")}})]
-            if p.get("copy_s_per_call"):
-                nums.append(kn("num.copy_per_image", p["copy_s_per_call"], "s"))
-            title = Finding(code="lever.image_placement",
-                            params={"placement": {"code": f"term.placement_{p['placement']}", "params": {}}})
-            s.way_forward.append(Option(title=title, numbers=nums))
-            if len(s.way_forward) >= 3:
-                return
+# How much an image-pipeline change costs the user (smaller first): dropping the text encoders after
+# encoding costs nothing in a batch job; 8-bit weights a little quality; model offload a copy per call;
+# 4-bit weights more quality; sequential offload a copy of the denoiser at every step.
+_PLACEMENT_SIZE = {"all-on-gpu": 0, "text-encoders-dropped": 1, "model-offload": 2, "sequential-offload": 5}
+_PRECISION_SIZE = {"fp8": 2, "q8_0": 2, "int8": 2, "q4_k_m": 3, "nf4": 3, "int4": 3}
 
+
+def image_variants(q: Query, done: Done) -> set[int]:
+    """Indexes in `done` of the image pipeline's memory at a lower precision than asked: way-forward
+    material (the planner's second round), not the answer's own verdict."""
+    return {i for i, (n, a, _r) in enumerate(done) if n == "vram_calculator" and a.get("weight_precision")
+            in _PRECISION_SIZE and a.get("weight_precision") != q.precision and i > 0}
+
+
+def image_placements_part(q: Query, done: Done, s: Sections) -> None:
+    """An image pipeline that does not fit all on the GPU: the changes that make it fit, smallest first —
+    the placements (text encoders dropped, model or sequential CPU offload) and the lower weight
+    precisions the image memory tool supports (fp8, GGUF Q4_K_M, NF4), alone or with a placement;
+    each with its peak and copy time. At least one precision is shown when one works."""
+    variants = image_variants(q, done)
+    main = [(a, r) for i, (n, a, r) in enumerate(done) if n == "vram_calculator" and i not in variants
+            and isinstance(r, dict) and r.get("placements")]
+    main = [(a, r) for a, r in main if (r.get("fit") or {}).get("fits") is False and (r.get("fit") or {}).get("gpu_memory_gb")]
+    if not main:
+        return
+    a0, r0 = main[0]
+    mem = r0["fit"]["gpu_memory_gb"]
+    cands: list[tuple[int, Option]] = [c for c in (_image_option(None, p, mem) for p in r0["placements"]) if c]
+    for i in sorted(variants):
+        _n, a, r = done[i]
+        if not isinstance(r, dict) or "error" in r or a.get("gpu") != a0.get("gpu"):
+            continue
+        best = min((c for c in (_image_option(a["weight_precision"], p, mem) for p in r.get("placements") or []) if c),
+                   key=lambda c: c[0], default=None)
+        if best:
+            cands.append(best)
+    cands.sort(key=lambda c: c[0])
+    chosen = [o for _, o in cands[:3]]
+    precise = next((o for _, o in cands if o.title.params.get("precision")), None)
+    if precise is not None and precise not in chosen:
+        chosen = chosen[:2] + [precise]
+    s.way_forward += chosen[:max(0, 3 - len(s.way_forward))]
+
+
+def _image_option(precision: str | None, p: dict[str, Any], mem: float) -> tuple[int, Option] | None:
+    if p.get("peak_gb") is None or p["peak_gb"] > mem:
+        return None
+    nums = [kn("num.memory_per_gpu", {"code": "value.of", "params": {"a": q_(p["peak_gb"], "gb"), "b": q_(mem, "gb")}})]
+    if p.get("copy_s_per_call"):
+        nums.append(kn("num.copy_per_image", p["copy_s_per_call"], "s"))
+    place = {"code": f"term.placement_{p['placement']}", "params": {}}
+    if precision is None:
+        title = Finding(code="lever.image_placement", params={"placement": place})
+    elif p["placement"] == "all-on-gpu":
+        title = Finding(code="lever.image_precision", params={"precision": precision})
+    else:
+        title = Finding(code="lever.image_precision_placement", params={"precision": precision, "placement": place})
+    size = _PLACEMENT_SIZE.get(p["placement"], 9) + (_PRECISION_SIZE.get(precision or "", 0))
+    return size, Option(title=title, numbers=nums)

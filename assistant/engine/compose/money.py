@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from assistant.engine.answer import Finding, Sections, Table
-from assistant.engine.compose.common import (Done, add_details, kn, model_label, note_data, q_, results, set_verdict,
-                                             user_number)
+from assistant.engine.answer import Finding, Option, Sections, Table
+from assistant.engine.compose.common import (Done, add_details, instance, kn, model_label, note_data, offer_where, q_,
+                                             results, set_verdict, user_number)
 from assistant.engine.compose.memory import stated
 from assistant.engine.compose.images import image_cost_part, is_image_cost
 from assistant.engine.query import Query
@@ -20,6 +20,10 @@ def prices_part(q: Query, done: Done, s: Sections) -> None:
     if not pq:
         return
     in_fit = bool(results(done, "vram_calculator"))
+    asked, relaxed = _split_relaxed(pq)
+    if relaxed and not any(r.get("offers") for _, r in asked):
+        _no_offers_way_forward(asked, relaxed, s)
+        return
     rows: list[list[Any]] = []
     variants: list[str] = []
     for a, r in pq:
@@ -40,11 +44,11 @@ def prices_part(q: Query, done: Done, s: Sections) -> None:
         if not in_fit:
             s.headline.append(Finding(code="prices.cheapest", params={
                 "kind": {"code": f"term.{kind}"}, "gpu": o.get("gpu") or gpu, "price": q_(per_gpu, "usd_gpu_h"),
-                "provider": o.get("provider", ""), "instance": o.get("instance_type") or ""}))
+                "provider": o.get("provider", ""), "instance": instance(o.get("instance_type"))}))
         for o in offers:
             inst = o.get("spot_price_usd_per_hour") if kind == "spot" else o.get("price_usd_per_hour")
             pg = o.get("spot_price_usd_per_gpu_hour") if kind == "spot" else o.get("price_usd_per_gpu_hour")
-            rows.append([o.get("provider") or "—", o.get("instance_type") or "—", o.get("gpu") or "—",
+            rows.append([o.get("provider") or "—", instance(o.get("instance_type")) or "—", o.get("gpu") or "—",
                          o.get("gpu_count"), {"code": f"term.{kind}"}, pg, inst, o.get("region") or "—"])
             if o.get("gpu") and o["gpu"] not in variants:
                 variants.append(o["gpu"])
@@ -58,6 +62,89 @@ def prices_part(q: Query, done: Done, s: Sections) -> None:
                               units=["", "", "", "int", "", "usd", "usd", ""]))
     if len(variants) > 1 and s.lang != "en":
         s.assumptions.append(Finding(code="assume.gpu_variants", params={"names": variants}))
+
+
+_FILTER_KEYS = ("provider", "region", "max_price_usd_per_gpu_hour", "gpus", "pricing")
+
+
+def _dropped(a: dict[str, Any], b: dict[str, Any]) -> list[str] | None:
+    """The filters of price query `a` that `b` leaves out (spot relaxed to on-demand counts), or None
+    when `b` is not `a` with filters taken away."""
+    if any(a.get(k) != b.get(k) for k in b if k not in ("limit", "pricing")) or b == a:
+        return None
+    out = [k for k in _FILTER_KEYS if k != "pricing" and k in a and k not in b]
+    if a.get("pricing") == "spot" and b.get("pricing") != "spot":
+        out.append("pricing")
+    elif a.get("pricing") != b.get("pricing"):
+        return None
+    return out or None
+
+
+def _split_relaxed(pq: list[tuple[dict, dict]]) -> tuple[list[tuple[dict, dict]], list[tuple[dict, dict, list[str]]]]:
+    """(the queries as asked, the planner's relaxations of an empty one with the filters each drops)."""
+    asked: list[tuple[dict, dict]] = []
+    relaxed: list[tuple[dict, dict, list[str]]] = []
+    for a, r in pq:
+        drop = next((d for x, _ in asked if (d := _dropped(x, a))), None)
+        if drop:
+            relaxed.append((a, r, drop))
+        else:
+            asked.append((a, r))
+    return asked, relaxed
+
+
+def _filter_phrase(a: dict[str, Any], key: str) -> dict[str, Any]:
+    v = a.get(key)
+    if key == "provider":
+        return {"code": "filter.provider", "params": {"names": [x.strip() for x in str(v).split(",")]}}
+    if key == "max_price_usd_per_gpu_hour":
+        return {"code": "filter.max_price", "params": {"price": q_(v, "usd_gpu_h")}}
+    if key == "gpus":
+        return {"code": "filter.gpus", "params": {"n": v}}
+    if key == "pricing":
+        return {"code": "filter.spot"}
+    return {"code": "filter.region", "params": {"name": v}}
+
+
+def _no_offers_way_forward(asked: list[tuple[dict, dict]], relaxed: list[tuple[dict, dict, list[str]]],
+                           s: Sections) -> None:
+    """No offer matched: which filter emptied the list, and the nearest offers without it."""
+    a0, r0 = asked[0]
+    note_data(s, r0)
+    kind = "spot" if a0.get("pricing") == "spot" else "on_demand"
+    filters = [_filter_phrase(a0, k) for k in _FILTER_KEYS if k in a0 and k != "pricing"]
+    s.headline.append(Finding(code="forward.no_offers" if filters else "prices.none", params={
+        "kind": {"code": f"term.{kind}"}, "gpu": a0.get("gpu") or "GPU", "filters": filters}))
+    set_verdict(s, "no")
+    rows: dict[tuple[Any, ...], list[Any]] = {}
+    for a, r, drop in relaxed:
+        spot = a.get("pricing") == "spot"
+        offers = [o for o in r.get("offers") or [] if _price(o, spot)[0] is not None]
+        if not offers:
+            continue
+        if len(s.way_forward) < 3:
+            s.way_forward.append(Option(
+                title=Finding(code="forward.without_filter", params={"filters": [_filter_phrase(a0, k) for k in drop]}),
+                numbers=[kn("num.cheapest_gpu_hour", _price(offers[0], spot)[0], "usd_gpu_h")],
+                offer=offers[0] | ({"price_usd_per_hour": _price(offers[0], spot)[1]} if spot else {})))
+        for o in offers:
+            pg, inst = _price(o, spot)
+            rows.setdefault((o.get("provider"), o.get("instance_type"), spot, o.get("region")), [
+                o.get("provider") or "—", instance(o.get("instance_type")) or "—", o.get("gpu") or "—",
+                o.get("gpu_count"), {"code": "term.spot" if spot else "term.on_demand"}, pg, inst, o.get("region") or "—"])
+    if not s.way_forward:
+        s.notices.append(Finding(code="forward.no_offers_anywhere", params={"gpu": a0.get("gpu") or "GPU"}))
+    if rows:
+        ranked = sorted(rows.values(), key=lambda row: row[5])[:8]
+        s.tables.append(Table(title=Finding(code="table.nearest_offers"), columns=_PRICE_COLUMNS, rows=ranked,
+                              units=["", "", "", "int", "", "usd", "usd", ""]))
+
+
+def _price(o: dict[str, Any], spot: bool) -> tuple[float | None, float | None]:
+    """(per GPU-hour, per instance-hour) of an offer, spot or on-demand."""
+    if spot:
+        return o.get("spot_price_usd_per_gpu_hour"), o.get("spot_price_usd_per_hour")
+    return o.get("price_usd_per_gpu_hour"), o.get("price_usd_per_hour")
 
 
 # ---- cost ------------------------------------------------------------------------------------------
@@ -208,7 +295,7 @@ def cost_part(q: Query, done: Done, s: Sections) -> None:
 def _cost_headline(q: Query, a: dict[str, Any], r: dict[str, Any]) -> list[Finding]:
     o = r.get("offer") or {}
     gpu = _offer_gpu(r, a)
-    base = {"gpu": gpu, "provider": o.get("provider", ""), "instance": o.get("instance_type") or "",
+    base = {"gpu": gpu, "provider": o.get("provider", ""), "instance": instance(o.get("instance_type")),
             "price": q_(o.get("price_usd_per_hour"), "usd_h")}
     if "serving" in r:
         sv = r["serving"]
@@ -247,9 +334,7 @@ def _cost_compare(q: Query, cs: list[tuple[dict, dict]], s: Sections) -> None:
     serve = all("serving" in r for _, r in cs)
     per_item = [_serve_numbers(r["serving"]) if serve else _job_numbers(r) for _, r in cs]
     labels = list(dict.fromkeys(k.label for nums in per_item for k in nums))
-    rows: list[list[Any]] = [[{"code": "col.offer"}] + [
-        f"{(r.get('offer') or {}).get('provider', '—')} {(r.get('offer') or {}).get('instance_type') or ''}".strip()
-        for _, r in cs]]
+    rows: list[list[Any]] = [[{"code": "col.offer"}] + [offer_where(r.get("offer") or {}) for _, r in cs]]
     for lab in labels:
         row: list[Any] = [{"code": lab}]
         for nums in per_item:

@@ -9,7 +9,7 @@ separators, a float `formatting.number`, a list is joined. Numbers stay numbers 
 
 from __future__ import annotations
 
-__all__ = ["LANGS", "MISSING", "catalog", "fmt_value", "label", "message", "quantity", "term"]
+__all__ = ["LANGS", "MISSING", "catalog", "fmt_value", "instance_name", "label", "message", "quantity", "term"]
 
 import json
 import logging
@@ -33,6 +33,23 @@ _GGUF = re.compile(r"i?q\d(?:_[a-z0-9]+)+")
 
 def _name(s: str) -> str:
     return s.upper() if _GGUF.fullmatch(s) else s
+
+
+_ID_WORDS = {"pcie": "PCIe", "secure": "Secure", "community": "Community"}
+
+
+def instance_name(raw: str) -> str:
+    """A provider's instance id as a reader sees it: underscores read as spaces ("Standard NC24ads A100
+    v4"); an all-lower-case id (Lambda's "gpu_1x_h100_pcie") also drops its "gpu" prefix and shows
+    model names in capitals ("1x H100 PCIe"). Ids without underscores stay as they are."""
+    s = str(raw)
+    if "_" not in s:
+        return s
+    parts = [p for p in s.split("_") if p]
+    if s == s.lower():
+        parts = parts[1:] if len(parts) > 1 and parts[0] == "gpu" else parts
+        parts = [_ID_WORDS.get(p, p.upper() if re.fullmatch(r"[a-z]+\d[a-z0-9]*", p) else p) for p in parts]
+    return " ".join(_ID_WORDS.get(p.lower(), p) if p.isupper() and p.lower() in _ID_WORDS else p for p in parts)
 
 
 @lru_cache(maxsize=None)
@@ -89,6 +106,8 @@ def quantity(lang: str, v: Any, unit: str = "", short: bool = False) -> str:
 def fmt_value(lang: str, v: Any, spec: str = "") -> str:
     if spec == "k":
         return label(lang, v)
+    if spec == "i":
+        return instance_name(v)
     if spec == "t":
         if isinstance(v, dict):
             return fmt_value(lang, v)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from assistant.engine.answer import Finding, KeyNumber, Option, Sections, Table
-from assistant.engine.render.catalog import fmt_value, label, message, quantity
+from assistant.engine.render.catalog import fmt_value, instance_name, label, message, quantity
 
 
 @dataclass
@@ -85,14 +85,16 @@ def _options_table(lang: str, options: list[Option]) -> Block:
             row.append("—" if k is None else cell_text(lang, k.value if k.unit == "" else {"v": k.value, "u": k.unit}))
         rows.append(row)
     if any(o.offer for o in options):
-        rows.append([label(lang, "col.offer")] + [(o.offer or {}).get("instance_type") or "—" for o in options])
+        rows.append([label(lang, "col.offer")] + [instance_name((o.offer or {}).get("instance_type") or "—")
+                                                  for o in options])
     headers = [""] + [f"{i}. {finding_text(lang, o.title)}" for i, o in enumerate(options, 1)]
     return Block("table", headers=headers, rows=rows, numeric=[False] + [True] * len(options), role="options")
 
 
 def offer_text(lang: str, offer: dict[str, Any]) -> str:
     region = offer.get("region") or ""
-    where = " ".join(x for x in (offer.get("provider"), offer.get("instance_type")) if x)
+    where = " ".join(x for x in (offer.get("provider"), offer.get("instance_type") and
+                                 instance_name(offer["instance_type"])) if x)
     return message(lang, "offer.line", {"where": where, "region": f", {region}" if region else "",
                                         "price": {"v": offer.get("price_usd_per_hour"), "u": "usd_h"}})
 
