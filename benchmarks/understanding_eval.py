@@ -33,10 +33,11 @@ COMPUTE_INTENTS = {"fit", "speed", "train_time", "prices", "cost", "recommend"}
 
 
 def _model_id(name: str) -> str:
-    try:
-        return resolve_model(name).id
-    except AdvisorError:
-        pass
+    for candidate in (name, re.sub(r"\s+\d+(?:\.\d+)?\s?b$", "", str(name).strip(), flags=re.I)):
+        try:  # "DeepSeek V3 671B": the catalog's DeepSeek-V3, whose size the name repeats
+            return resolve_model(candidate).id
+        except AdvisorError:
+            pass
     try:
         pipe = resolve_diffusion(name)
         if pipe:
@@ -115,8 +116,16 @@ def fact_ok(key: str, want: Any, got: Any) -> bool:
         return sorted(str(x).lower() for x in want) == sorted(str(x).lower() for x in (got or []))
     if key == "precision":
         # same bytes per weight: a question about 16-bit weights is answered the same for fp16 and bf16
-        alias = {"awq": "int4", "gptq": "int4", "4bit": "int4", "8bit": "int8", "float16": "fp16", "bf16": "fp16"}
+        # GGUF's 4- and 8-bit quants ("q4", "Q8_0") are the 4- and 8-bit answers a writer means by int4/int8
+        alias = {"awq": "int4", "gptq": "int4", "4bit": "int4", "8bit": "int8", "float16": "fp16", "bf16": "fp16",
+                 "q4_0": "int4", "q4_k_m": "int4", "q8_0": "int8"}
         return got is not None and alias.get(str(want).lower(), str(want).lower()) == alias.get(str(got).lower(), str(got).lower())
+    if key == "lora_targets":  # "q_proj and v_proj" and "q,v" name the same modules
+        def mods(x):
+            return sorted(re.sub(r"_proj$", "", m.strip()) for m in (x if isinstance(x, list) else str(x).split(",")))
+        return got is not None and mods(want) == mods(got)
+    if key == "optimizer":
+        return got is not None and str(want).replace("_", "").lower() == str(got).replace("_", "").lower()
     if key == "engine":
         alias = {"ollama": "llama.cpp"}
         return got is not None and alias.get(want, want) == alias.get(got, got)
@@ -159,7 +168,8 @@ def understand_new(turns: list[str]) -> dict:
         d["models"] = [q.model, *q.other_models]
     # asked back: an unknown name, or a computing question with no model at all (compose asks which)
     computing = set(q.intents) & {"fit", "speed", "train_time", "cost", "recommend"}
-    d["ask_back"] = bool(q.model_unknown and not q.params_b and not q.model) or bool(q.gpu_unknown and not q.gpus) or \
+    d["ask_back"] = bool(q.model_unknown and not q.params_b and not q.model) or \
+        bool(q.gpu_unknown and not q.gpus and not q.gpu_memory_gb) or \
         bool(computing and not q.has_model and not q.gpus and not q.billing and not q.egress_gb and not q.storage_gb
              and not q.gpu_memory_gb and set(q.intents) <= {"fit", "speed", "train_time", "cost", "recommend", "guide"})
     return d

@@ -101,6 +101,8 @@ def _solve_intents(e: _Evidence) -> None:
         e.add("recommend")  # how many GPUs for N images by a deadline: the image recommender's replicas
     elif q.solve_for in ("max_context", "max_batch", "min_gpu_count", "min_gpu_memory"):
         e.add("fit")
+    if q.solve_for == "min_gpu_memory" and e.has_model and not q.gpus:
+        e.add("recommend")  # the smallest card that fits is a real GPU with its offers
     if q.solve_for in ("cheapest_gpu", "fastest_gpu"):
         e.add("recommend")
     if q.solve_for == "fastest_gpu":
@@ -128,9 +130,11 @@ def _measure_intents(e: _Evidence) -> None:
         e.add("speed" if not e.training and batch_inference else "train_time")
     if "cost" in cues or q.budget_usd_total or q.egress_gb or q.storage_gb or (q.billing and not e.has_model):
         if e.has_model or e.has_gpu or q.billing or q.egress_gb or q.storage_gb or e.training or e.image:
-            if (q.budget_usd_total or q.budget_usd_per_hour) and e.has_model and not e.has_gpu and "cost" not in cues:
-                e.add("recommend")
-            else:
+            pick = bool(q.budget_usd_total or q.budget_usd_per_hour) and e.has_model and not e.has_gpu and \
+                ("cost" not in cues or e.training)
+            if pick:
+                e.add("recommend")  # a budget and no GPU: which GPU (a training run's cost comes with it)
+            if not pick or "cost" in cues:
                 e.add("cost")
     if "prices" in cues and (e.has_gpu or q.providers or (not e.has_model and not e.training and patterns("domain").search(e.t))):
         hourly = pattern_map("units")["per_hour"].search(e.t)
@@ -173,7 +177,7 @@ def _intents(t: str, q: Query) -> None:
     assistant) stand alone."""
     e = _Evidence(t, q)
     _solve_for(e)
-    if "help" in e.cues and not e.has_model and not e.has_gpu and (len(t.split()) <= 12 or not q.facts()):
+    if "help" in e.cues and not e.has_model and not e.has_gpu and (len(t.split()) <= 12 or not set(q.facts()) - {"method"}):
         q.intents, q.intent_cued = ["help"], True
         return
     explicit = e.cues & {"speed", "train_time", "cost", "prices", "recommend", "fit"}

@@ -37,8 +37,9 @@ def _unknown_model(text: str) -> Span | None:
     it that the catalog does not know: "Llama 6 1T", "Mistral Colossus 3", "Zephyr-Ultra 300"."""
     words = list(_WORD_RUN.finditer(text))
     for i, w in enumerate(words):
-        if not _FAMILY.match(w.group()):
-            continue
+        if not _FAMILY.match(w.group()) or re.match(r"[- ]?(?:style|like|based|type|architecture|arch)\b", text[w.end():w.end() + 14]) \
+                or re.search(r"-(?:style|like|based|type)$", w.group()):
+            continue  # "a 40B llama-style model" describes a shape, it is not a name
         j = i + 1
         while j < len(words) and j - i <= 4 and words[j].group() not in _NOT_NAME and _NAME_PART.match(words[j].group()) \
                 and words[j].start() - words[j - 1].end() <= 1:
@@ -49,7 +50,7 @@ def _unknown_model(text: str) -> Span | None:
             if re.search(r"\d", name) or closed or j - i >= 3 or "-" in w.group():
                 return Span(w.start(), words[j - 1].end(), name, name)
     m = re.search(r"\b([a-z]{3,}[a-z0-9.]*(?:[-_][a-z0-9.]+){0,4}[-_]\d+(?:\.\d+)?[bm](?:[-_][a-z0-9.]+){0,3})\b", text) or \
-        re.search(r"\b(?:my|our|custom|in-house|own|fine-tuned) (?:own )?model,? (?:called |named )?([a-z][a-z0-9]*[-_][a-z0-9\-_.]+)", text)
+        re.search(r"\b(?:my|our|custom|in-house|own|fine-tuned) (?:own )?model,? (?:called |named )?['\"“‘]?([a-z][a-z0-9]*[-_][a-z0-9\-_.]+)", text)
     return Span(m.start(1), m.end(1), m.group(1), m.group(1)) if m else None
 
 

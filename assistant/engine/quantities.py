@@ -81,6 +81,9 @@ def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], h
             r.used.add(i)
             r.role_of[i] = "kv_precision" if value < 0 else "precision"
             continue
+        if name == "_storage_and_egress":
+            r.values.setdefault("storage_gb", value)
+            r.values.setdefault("egress_gb", value)
         if name in r.values and abs(r.values[name] - value) > 1e-9 * max(1.0, abs(value)):
             if not _replaces(name, left, right):
                 continue  # a second value for a role already filled: reported as not used, never swallowed
@@ -93,7 +96,10 @@ def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], h
     return r
 
 
-_AT_ONCE = re.compile(r"\s*(?:at once|at the same time|concurrently|simultaneously|in parallel|ek saath|ایک ساتھ|بیک وقت)")
+_AT_ONCE = re.compile(r"\s*(?:at once|at the same time|at a time|concurrent(?:ly)?|simultaneous(?:ly)?|in parallel|at peak|"
+                      r"ek saath|ek waqt (?:me|mein)|ایک ساتھ|بیک وقت)\b")
+_AT_ONCE_BEFORE = re.compile(r"(?:at once|at a time|at the same time|at peak|ek waqt (?:me|mein)|ایک وقت میں|ایک ساتھ|بیک وقت)"
+                             r"\W+(?:[^\W\d]+\W+){0,4}$")  # "ایک وقت میں زیادہ سے زیادہ 20"
 
 
 def _replaces(name: str, left: str, right: str) -> bool:
@@ -101,7 +107,7 @@ def _replaces(name: str, left: str, right: str) -> bool:
     after a head count ("~200 employees but maybe 10 at once")."""
     if re.search(r"\bfrom\b[^.?!]{0,30}\bto\s*(?:[a-z]+\s+)?$", left):
         return True
-    return name == "concurrent_users" and bool(_AT_ONCE.match(right))
+    return name == "concurrent_users" and bool(_AT_ONCE.match(right) or _AT_ONCE_BEFORE.search(left))
 
 
 def _resolution(text: str, nums: list[Num], r: Roles) -> None:
@@ -144,7 +150,9 @@ def _count_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums,
 def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):
     """Units written right after the number: bits, tokens/s, GB/TB, dollars."""
     v = n.value
-    if _starts(_unit("bit"), right) and not re.match(r"[- ]?bits?\s*(?:adam|optim|paged)", right.lstrip()):
+    if _starts(_unit("bit"), right) and re.match(r"[- ]?bits?\s*(?:adam|optim|paged)", right.lstrip()):
+        return ("_optimizer_bits", v)  # "8-bit Adam" is an optimizer, not 8-bit weights
+    if _starts(_unit("bit"), right):
         kv = bool(re.match(r"[- ]?bits?\s*(?:kv|key)", right.lstrip()))
         return ("_bits", -v if kv else v)  # negative: the KV cache's bits, not the weights'
 
@@ -154,7 +162,7 @@ def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
         return _memory_role(v, right, left, has_model, gpu_spans)
     if re.match(r"\s*(?:tb|tib|terabytes?|ٹی بی|ٹیرا ?بائٹ)", right):
         role = _memory_role(v * 1000, right, left, has_model, gpu_spans)
-        return role if role and role[0] in ("egress_gb", "storage_gb") else ("storage_gb", v * 1000)
+        return role if role and role[0] in ("egress_gb", "storage_gb", "_storage_and_egress") else ("storage_gb", v * 1000)
     if re.match(r"\s*cents?\b", right):
         tail = right[re.match(r"\s*cents?\b", right).end():]
         per_hour = re.match(r"\s*(?:/|per|an|a|each)\s*(?:gpu[- ]?)?(?:hour|hr|h\b)", tail)
@@ -177,7 +185,7 @@ def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model,
     """Contexts, tokens, prompts, examples, users in batches."""
     v = n.value
     if _starts(_unit("context"), right) or re.search(r"(?:context|ctx|context length|context window|seq(?:uence)?(?:[ _-]?len(?:gth)?)?|max[ _-]?len)\s*(?:of|=|:|is|at|to|length)?\s*(?:~|about|around)?\s*$", left) \
-            or re.search(r"(?:کانٹیکسٹ|سیاق)\s*$", left):
+            or re.search(r"(?:کانٹیکسٹ|سیاق|(?:سیکوئنس|سیکوینس|سیکوینس) ?(?:لمبائی|لینتھ)?)\s*$", left):
         return ("context_tokens", _ctx(n))
     m_kind = re.match(r"\s*(output|prompt|input|context|generated|new)\s+tokens?\b", right) or \
         re.match(r"\s*[- ]?tokens?\s+(repl(?:y|ies)|answers?|responses?|outputs?)\b", right)
@@ -205,7 +213,7 @@ def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model,
         if re.match(r"\s*(?:daily|monthly|weekly|total)\b", right) and _starts(_unit("users"), rest):
             return ("_users_per_period", v)  # "1000 daily users" are not concurrent users
         if re.match(r"\s*(?:concurrent|parallel|simultaneous)\s+(?:chats?|streams?|sessions?|conversations?|requests?|"
-                    r"connections?|clients?|calls?|queries|users?)\b", right):
+                    r"connections?|clients?|calls?|queries|users?|at\b|during\b|in\b|on\b|max\b)", right):
             return ("concurrent_users", v)  # "25 concurrent chats": the adjective says they run at once
         for unit, role in (("users", "concurrent_users"), ("examples", "examples"), ("images", "images")):
             if _starts(_unit(unit), rest):
@@ -222,7 +230,7 @@ def _described(right: str, unit: str) -> bool:
     """The unit noun after one or two describing words ("50k customer support chats"), none of
     which is itself a unit of another quantity."""
     for k in (1, 2):
-        m = re.match(rf"\s*((?:[^\W\d]+\s+){{{k}}})", right)
+        m = re.match(rf"\s*((?:[^\W\d][\w-]*\s+){{{k}}})", right)
         if m and _starts(_unit(unit), right[m.end():]):
             return not any(_starts(_unit(u), w) for w in m.group(1).split() for u in _OTHER_UNITS)
     return False
@@ -254,7 +262,8 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
             return _time_role(v * factor, left, right)
     if _starts(_unit("images"), right):
         return ("images", v)
-    if n.scale in ("b", "bn", "billion", "t", "trillion", "ارب", "بلین", "arab") or _starts(_unit("params"), right):
+    if n.scale in ("b", "bn", "billion", "t", "trillion", "ارب", "بلین", "arab", "کھرب", "kharab", "ٹریلین") or \
+            _starts(_unit("params"), right):
         if n.scale:
             return ("params_b", v / 1e9)
         if re.match(r"\s*(?:-|\s)?(?:param|parameter)", right):
@@ -269,6 +278,8 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
         if _unit("examples").search(left[-60:]) or re.search(r"chats?|tickets|emails|texts|transcripts", left[-60:]):
             return ("examples", v)  # "eighty thousand of them" after "chats"
         return ("gpu_count", v)  # "on 4 of them": the GPUs talked about
+    if 0 < v <= 64 and v == int(v) and len(r.text.split()) <= 6 and re.match(r"\s*(?:pe|par|پر|on)\s*[?.!]*$", right):
+        return ("gpu_count", v)  # "acha 2 pe?", "and on 4?": the GPUs talked about
     if _starts(_unit("gpus"), right) and not re.match(r"\s*x\b", right):
         return ("gpu_count", v) if 0 < v <= 100000 else None
     if _starts(_unit("nodes"), right):
@@ -283,6 +294,8 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
                             r"hitting|query|querying|play\w*)\b.{0,25}(?:at the same time|at once|concurrently|simultaneously)",
                             right) or re.match(r"\s*(?:at the same time|at once|concurrently|simultaneously)\b", right)):
         return ("concurrent_users", v)  # "40 nurses and doctors would use it at the same time"
+    if v >= 2 and _AT_ONCE_BEFORE.search(left):
+        return ("concurrent_users", v)  # "ایک وقت میں زیادہ سے زیادہ 20"
     if 256 <= v <= 4096 and (re.search(r"(?:\bat|\bpe|\bpar|@|پر)\s*$", left) or re.match(r"\s*(?:pe|par|پر)\b", right)) and \
             (r.image or re.search(r"images?|تصاویر|تصویر|tasveer", r.text)):
         return ("resolution", v)  # "PixArt at 1024"
@@ -314,6 +327,9 @@ def _ctx(n: Num) -> float:
 
 def _memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans) -> tuple[str, float] | None:
     # the words after the amount first ("2 TB storage", "500 GB of checkpoints ... to pull down"), then before it
+    if _STORAGE_NEAR.search(right[:20]) and _EGRESS_NEAR.search(right[:60]) and \
+            re.search(r"\b(?:all of (?:it|them)|everything|it all|them all|the whole)", right[:80]):
+        return ("_storage_and_egress", v)  # "keep ~2TB of checkpoints and then download all of it"
     if _STORAGE_NEAR.match(right.lstrip(" .,:-")[:12]):
         return ("storage_gb", v)
     if _EGRESS_NEAR.search(right[:60]):
@@ -324,7 +340,7 @@ def _memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans) ->
         return ("egress_gb", v)
     if _STORAGE_NEAR.search(left[-30:]):
         return ("storage_gb", v)
-    if _MEMORY_NEAR.search(right[:25]) or re.search(r"(?:with|of|has|having|got|only|my|a|an|one|single)\s*$", left) \
+    if _MEMORY_NEAR.search(right[:25]) or re.search(r"(?:with|of|has|having|got|only|my|a|an|one|single|\()\s*$", left) \
             or not gpu_spans:
         return ("gpu_memory_gb", v)
     return None
@@ -347,6 +363,8 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
         far = left[-50:]
         cues = [(m.end() - 25, role) for pat, role in ((_PROMPT_NEAR, "prompt_tokens"), (_OUTPUT_NEAR, "output_tokens"))
                 for m in pat.finditer(far) if len(m.group()) > 3]
+    if each_word and "examples" in r.values and not re.search(r"(?:each|per|har|ہر)\s+(?:prompt|input|request|answer|output|response)", near_l):
+        return ("tokens_per_example", n.value)  # "25k question-answer pairs, maybe 300 tokens each"
     if cues and (not each_word or re.search(r"(?:each|per|har|ہر)\s+(?:prompt|input|request|answer|output|response)", near_l)
                  or max(cues)[0] > len(near_l) - 16):
         return (max(cues)[1], _ctx(n))  # the nearest cue word before the number
@@ -368,7 +386,9 @@ def _time_role(hours: float, left: str, right: str) -> tuple[str, float]:
         return ("duration_hours", hours)  # "ایک ہفتے تک مسلسل چلانے": for a week, non-stop
     if cue and cue.search(l_tail) or \
             re.match(r"\s*\w*\s*(?:tak|تک|کے اندر|اندر|ke andar|andar|se pehle|سے پہلے|میں|mein|me)\b", right) \
-            or re.search(r"(?:deadline|due)\b", left) or \
+            or re.search(r"(?:deadline|due\b|ڈیڈ ?لائن)", left) or \
+            re.search(r"\b(?:i|we) (?:only )?(?:have|got)\b[^.?!]{0,22}$", left) or \
+            re.match(r"\s*\w*\s*(?:ka|ki|کا|کی)\s+(?:time|waqt|وقت)\s+(?:hai|ہے)", right) or \
             re.match(r"\s*\w*\s*(?:ki|ka|کی|کا|of)?\s*(?:deadline|ڈیڈ ?لائن)", right) or \
             re.search(r"\(\W*$", left) and cue and cue.search(left[-40:]):  # "until end of quarter (~6 weeks)"
         return ("deadline_hours", hours)
