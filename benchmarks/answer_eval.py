@@ -45,7 +45,8 @@ _SOLVED = {
     "min_gpu_count": ({"solve.min_gpu_count", "solve.min_gpu_count_one", "forward.smallest_count"},
                       {"num.gpu_count"}),
     "min_gpu_memory": ({"solve.min_gpu_memory"}, {"num.total_per_gpu", "num.total"}),
-    "cheapest_gpu": ({"solve.best_serve", "solve.best_train", "rec.best", "prices.cheapest"}, set()),
+    "cheapest_gpu": ({"solve.best_serve", "solve.best_train", "rec.best", "prices.cheapest", "solve.cheapest_holding"},
+                     set()),
     "fastest_gpu": ({"rec.best", "speed.head", "speed.compare_head", "image.speed"}, set()),
 }
 _SOLVED_TABLES = {"cheapest_gpu": {"table.best_by_cost", "table.prices", "table.gpus_with_memory"},
@@ -95,8 +96,12 @@ def has_way_forward(s: dict) -> bool:
     return False
 
 
-def states_solved(unknown: str, s: dict) -> bool:
+def states_solved(unknown: str, s: dict, gpu_named: bool = False) -> bool:
+    """The answer states the solved number. With no GPU named, "how many" is answered by the
+    recommender's best option, which is a count of a GPU ("4 x L40S")."""
     codes, labels = _SOLVED.get(unknown, (set(), set()))
+    if unknown == "min_gpu_count" and not gpu_named:
+        codes = codes | {"rec.best"}
     if any(f.get("code") in codes and _numeric(f.get("params")) for f in s.get("headline") or []):
         return True
     if any(k.get("label") in labels and _numeric(k.get("value")) for k in s.get("key_numbers") or []):
@@ -164,10 +169,12 @@ def run_row(row: dict) -> dict:
     text = ans.answer
     neg = negative_kind(s)
     unknown = (row.get("expect") or {}).get("solve_for")
-    asked = bool((row.get("expect") or {}).get("ask_back")) and s.get("verdict") == "ask"
+    asks = [c for c in _codes(s.get("headline")) + _codes(s.get("notices")) if c.startswith("ask.")]
+    asked = bool((row.get("expect") or {}).get("ask_back")) and (s.get("verdict") == "ask" or bool(asks))
     out = {"id": row["id"], "lang": row["lang"], "verdict": s.get("verdict"), "negative": neg,
            "forward": has_way_forward(s) if neg else None, "solve_for": unknown,
-           "solved": states_solved(unknown, s) if unknown and not asked else None, "asked_back": asked,
+           "solved": states_solved(unknown, s, bool(((row.get("expect") or {}).get("facts") or {}).get("gpus")))
+           if unknown and not asked else None, "asked_back": asked,
            "codeish": sorted({m.group() for m in _CODEISH.finditer(text)}),
            "headline": _codes(s.get("headline")), "text": text}
     if ans.language == "ur":

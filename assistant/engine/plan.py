@@ -23,6 +23,8 @@ DEFAULTS = {
     "billing_gpu": "A100",
     "billing_hours": 20 / 60,
     "example_model": "llama-3.1-8b",  # a speed question about a GPU alone: a common 8B model, said so
+    "ranking_images": 1000,
+    "max_training_gpus": 1024,  # the fewest GPUs for a fine-tune is searched up to this many (FSDP over nodes)  # "fastest GPU for FLUX" with no count: ranked on a batch of 1,000 images, said so
 }
 _OWN_TOPIC = re.compile(r"nvlink|pcie|interconnect|infiniband|multi-?node|egress|docker|\bssh\b|jupyter|checkpoint|"
                         r"preempt|interrupt|hbm|gddr|bandwidth|tensor cores?|fp8 support", re.I)
@@ -122,10 +124,10 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
     image = bool(q.model) and is_image_pipeline(q.model)
     if image:
         return _image_calls(q, intents) + [_guide(q)]
-    recommender = "recommend" in intents and bool(m) and q.solve_for != "min_gpu_memory"
+    recommender = "recommend" in intents and bool(m) and q.solve_for != "min_gpu_memory" and not _hourly_only(q)
     if recommender:
         calls.append({"name": "recommend_gpus", "args": _recommend_args(q)})
-    if ("recommend" in intents or q.solve_for == "min_gpu_memory") and not recommender and m:
+    if ("recommend" in intents or q.solve_for == "min_gpu_memory" or _hourly_only(q)) and not recommender and m:
         intents.add("fit")  # the memory needed, then the GPUs and offers that have it (second round)
     # the recommender already ranks by cost: the cheapest-GPU solver would only repeat it
     solved = _solve_calls(q) if m and not (recommender and q.solve_for == "cheapest_gpu") else []
@@ -147,6 +149,16 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
         calls += [{"name": "price_query", "args": {"gpu": g}} for g in q.gpu_unknown[:2]]
     calls.append(_guide(q))
     return _unique_calls(calls)
+
+
+def _hourly_only(q: Query) -> bool:
+    """The cheapest GPU for a fine-tune or an image pipeline with no data size, image count or load: the
+    cheapest hour of a GPU that holds it (the memory, then the offers) rather than a run nobody sized."""
+    if q.solve_for != "cheapest_gpu" or q.deadline_hours or q.budget_usd_total:
+        return False
+    if q.model and is_image_pipeline(q.model):
+        return not (q.images or q.concurrent_users or q.duration_hours)
+    return _training(q) and not (q.dataset_tokens or q.examples)
 
 
 def _unique_calls(calls: list[Call]) -> list[Call]:
@@ -173,13 +185,18 @@ def _image_calls(q: Query, intents: set[str]) -> list[Call]:
     shape = _image_shape(q)
     calls: list[Call] = []
     sides = _gpu_sides(q)
-    if intents & {"recommend"} or q.solve_for in ("cheapest_gpu", "fastest_gpu") or (not q.has_gpu and intents & {"speed", "cost"}):
+    if not _hourly_only(q) and (intents & {"recommend"} or q.solve_for in ("cheapest_gpu", "fastest_gpu")
+                                or (not q.has_gpu and intents & {"speed", "cost"})):
         a: dict[str, Any] = {"model": q.model, "workload": "endpoint" if q.concurrent_users else "batch"} | \
             {k: v for k, v in shape.items() if k != "batch"}
         for k, v in (("images", q.images), ("deadline_hours", q.deadline_hours), ("concurrent_users", q.concurrent_users),
                      ("budget_usd", q.budget_usd_total), ("providers", list(q.providers) or None)):
             if v:
                 a[k] = v
+        if q.solve_for == "fastest_gpu":
+            a["objective"] = "fastest"
+            if not (q.images or q.concurrent_users):
+                a["images"] = DEFAULTS["ranking_images"]
         calls.append({"name": "recommend_gpus", "args": a})
     if calls and q.precision:  # the recommender takes the precisions it may use
         calls[0]["args"] = {k: v for k, v in calls[0]["args"].items() if k != "precision"} | {"precisions": [q.precision]}
@@ -215,6 +232,8 @@ def _solve_calls(q: Query) -> list[Call]:
     if q.solve_for in (None, "fastest_gpu", "min_gpu_memory"):
         return []  # the smallest GPU: the memory calculator, then the offers with that much memory (second round)
     base = _vram_args(q)
+    if q.solve_for == "cheapest_gpu" and _hourly_only(q):
+        return []  # no run to cost: the memory, then the cheapest hour of a GPU that has it (second round)
     if q.solve_for == "cheapest_gpu":
         r = _recommend_args(q)
         keep = ("model", "params_b", "workload", "context_tokens", "concurrent_users", "method", "dataset_tokens",
@@ -233,6 +252,8 @@ def _solve_calls(q: Query) -> list[Call]:
             args.pop("batch", None)
         if q.solve_for == "min_gpu_count":
             args.pop("gpus", None)
+            if _training(q):  # FSDP shards a fine-tune over many nodes; tensor parallelism stays within 64
+                args["max_gpus"] = DEFAULTS["max_training_gpus"]
         out.append({"name": "solve_for", "args": args})
     return out
 
@@ -278,8 +299,8 @@ def _cost_calls(q: Query) -> list[Call]:
                      "storage_gb": q.storage_gb, "egress_gb": q.egress_gb}
                 calls.append({"name": "cost_estimator", "args": {k: v for k, v in a.items() if v is not None}})
         return calls
-    if not gpus:
-        return [{"name": "recommend_gpus", "args": _recommend_args(q)}]
+    if not gpus:  # which GPU: the recommender, or (no run to cost) the cheapest hour of one that holds it
+        return [] if _hourly_only(q) else [{"name": "recommend_gpus", "args": _recommend_args(q)}]
     for g in gpus:
         for p in providers:
             a: dict[str, Any] = m | {"gpu": g, "provider": p}
@@ -337,6 +358,8 @@ def _recommend_args(q: Query) -> dict[str, Any]:
             a["precisions"] = [q.precision]
         if q.min_tokens_per_s:
             a["min_tokens_per_s_per_user"] = q.min_tokens_per_s
+    if q.solve_for == "fastest_gpu":
+        a["objective"] = "fastest"
     if q.deadline_hours:
         a["deadline_hours"] = q.deadline_hours
     if q.spot:
@@ -355,11 +378,16 @@ def _second_round(q: Query, done: Done) -> list[Call]:
     relaxed = _relaxed_prices(done)
     if relaxed:
         return relaxed
-    if "fit" in q.intents and "price_query" not in names and "recommend_gpus" not in names and not q.has_gpu:
+    if ("fit" in q.intents or _hourly_only(q)) and "price_query" not in names and "recommend_gpus" not in names \
+            and not q.has_gpu:
         v = next((r for n, _, r in done if n == "vram_calculator" and "total_gb" in r), None)
         if v is not None:
-            return [{"name": "price_query", "args": {"min_vram_gb": round(v["total_gb"], 2), "gpus": 1,
-                                                     "pricing": "on-demand", "limit": 3}}]
+            a: dict[str, Any] = {"min_vram_gb": round(v["total_gb"], 2), "gpus": 1, "pricing": "on-demand", "limit": 3}
+            if q.providers:
+                a["provider"] = ",".join(q.providers)
+            if q.regions:
+                a["region"] = q.regions[0]
+            return [{"name": "price_query", "args": a}]
     return []
 
 

@@ -147,8 +147,10 @@ def _errors(q: Query, done: Done, s: Sections) -> None:
             if not computed:
                 s.verdict = "ask"
         elif kind == "InvalidInput":
+            field = str(info.get("field", ""))
             s.notices.append(Finding(code="error.invalid", params={
-                "field": f"field.{info.get('field', '')}", "value": str(info.get("value", "")).strip("'\""),
+                "field": f"field.{field}" if field.isidentifier() else chat_text(field),
+                "value": str(info.get("value", "")).strip("'\""),
                 "accepted": chat_text(str(info.get("accepted", "")))}))
             if not computed:
                 s.verdict = "error"

@@ -41,6 +41,11 @@ def prices_part(q: Query, done: Done, s: Sections) -> None:
             continue
         o = offers[0]
         per_gpu = o.get("spot_price_usd_per_gpu_hour") if kind == "spot" else o.get("price_usd_per_gpu_hour")
+        if in_fit and q.solve_for == "cheapest_gpu" and not rows:
+            s.headline.append(Finding(code="solve.cheapest_holding", params={
+                "gpu": o.get("gpu") or "", "price": q_(per_gpu, "usd_gpu_h"), "provider": o.get("provider", ""),
+                "instance": instance(o.get("instance_type")), "need": q_(a.get("min_vram_gb"), "gb")}))
+            s.assumptions.append(Finding(code="assume.cheapest_by_hour"))
         if not in_fit:
             s.headline.append(Finding(code="prices.cheapest", params={
                 "kind": {"code": f"term.{kind}"}, "gpu": o.get("gpu") or gpu, "price": q_(per_gpu, "usd_gpu_h"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from assistant.engine.answer import Finding, Option, Sections
-from assistant.engine.compose.common import Done, add_details, kn, q_, results, set_verdict
+from assistant.engine.compose.common import Done, add_details, error_info, kn, q_, results, set_verdict
 from assistant.engine.compose.memory import stated
 from assistant.engine.query import Query
 from assistant.engine.render.catalog import catalog
@@ -110,6 +110,8 @@ def recommend_part(q: Query, done: Done, s: Sections) -> None:
         d = (o.get("offer") or {}).get("as_of")
         if d and (s.data_date is None or d > s.data_date):
             s.data_date = d
+    if not opts and _invalid_value(done):
+        return  # everything was ruled out by a value the tools refuse: the notice says which, not "nothing fits"
     if not opts:
         s.headline.append(Finding(code="rec.nothing_fits"))
         set_verdict(s, "no")
@@ -143,8 +145,16 @@ def recommend_part(q: Query, done: Done, s: Sections) -> None:
     add_details(s, r.get("assumptions"))
 
 
+def _invalid_value(done: Done) -> bool:
+    """A memory or speed tool of this turn refused one of the values as out of range."""
+    return any(isinstance(r, dict) and "error" in r and error_info(r).get("type") == "InvalidInput"
+               for n, _a, r in done if n in ("vram_calculator", "speed_estimator"))
+
+
 def _assumptions(q: Query, a: dict[str, Any], opts: list[dict[str, Any]], train: bool) -> list[Finding]:
     out = [Finding(code="assume.rec_headroom"), Finding(code="assume.rec_estimates")]
+    if a.get("images") and not q.images:
+        out.append(Finding(code="assume.ranking_images", params={"n": q_(a["images"], "int")}))
     if q.examples and not q.tokens_per_example and a.get("tokens_per_example"):
         out.append(Finding(code="assume.tokens_per_example_default", params={"n": q_(a["tokens_per_example"], "int")}))
     if train and q.method in (None, "finetune") and opts and opts[0].get("method"):
