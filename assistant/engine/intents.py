@@ -114,8 +114,8 @@ def _solve_intents(e: _Evidence) -> None:
 def _measure_intents(e: _Evidence) -> None:
     """Recommend, speed, time, cost and prices from their cue words and the facts they need."""
     q, cues = e.q, e.cues
-    if "recommend" in cues and (e.has_model or e.image or e.training or e.comparing or
-                                (q.gpus and "prices" in cues)):  # "which providers offer H100s, and the rate?"
+    if "recommend" in cues and (e.has_model or e.image or e.training or e.comparing or q.gpus):
+        # "which providers offer H100s, and the rate?", "which provider should I pick for H100s?"
         e.add("recommend")
     if "speed" in cues and (e.has_model or e.has_gpu or e.image):
         e.add("speed")
@@ -157,8 +157,8 @@ def _compare_and_guide(e: _Evidence) -> None:
     if not e.intents or e.intents == ["compare"]:
         if patterns("domain").search(t) or e.has_model or e.has_gpu:
             e.add("guide")
-        elif "prices" in cues:
-            e.add("prices")
+        elif "prices" in cues and pattern_map("units")["per_hour"].search(t):
+            e.add("prices")  # "what's the going rate per hour?"; "cheap cricket tickets" is not about GPUs
     if q.solve_for:
         cues.discard("guide")  # "how many L40S do I need?" asks for a number, not an explanation
     if "guide" in cues and e.intents and "guide" not in e.intents:
@@ -168,7 +168,8 @@ def _compare_and_guide(e: _Evidence) -> None:
     numbers = set(q.facts()) - {"billing", "providers", "gpus", "regions", "method", "spot"}
     why = _hint("why", t)
     if "guide" in cues and not q.model and (patterns("domain").search(t) or q.gpus) and \
-            (not q.has_gpu and not numbers or why and not numbers):
+            (not q.has_gpu and (not numbers or not (q.has_model or q.gpu_memory_gb or q.storage_gb or q.egress_gb or q.billing))
+             or why and not numbers):  # nothing to compute with: the guide answers
         e.intents[:] = ["guide"] + [i for i in e.intents if i == "compare"]
 
 
@@ -186,8 +187,8 @@ def _intents(t: str, q: Query) -> None:
     _compare_and_guide(e)
     _implied(q, e.intents, e.cues, t)
     intents = e.intents or ["out_of_scope"]
-    if q.injection and (not (e.has_model or e.has_gpu) or _hint("instruction", t)):
-        intents = ["out_of_scope"]
+    if q.injection and not ((e.has_model or e.has_gpu) and explicit):
+        intents = ["out_of_scope"]  # only instructions to the assistant; a real question beside them is answered
     q.intents = intents
     q.intent_cued = bool(explicit or q.solve_for or "guide" in e.cues and not q.followup or
                          "compare" in e.cues and e.comparing)
@@ -226,6 +227,12 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
             add(x)
     if "cost" in intents and q.gpus:
         add("prices")
+    if "cost" in intents and q.has_model and not q.has_gpu and not training and "recommend" not in intents:
+        add("recommend")  # hosting cost needs a GPU: the one that fits and serves the load
+        add("fit")
+        add("prices")
+        if (q.concurrent_users or 0) > 1:
+            add("speed")
     if q.billing and "cost" in intents:
         add("guide")
     if "cost" in intents and training:

@@ -37,7 +37,8 @@ def _unknown_model(text: str) -> Span | None:
     it that the catalog does not know: "Llama 6 1T", "Mistral Colossus 3", "Zephyr-Ultra 300"."""
     words = list(_WORD_RUN.finditer(text))
     for i, w in enumerate(words):
-        if not _FAMILY.match(w.group()) or re.match(r"[- ]?(?:style|like|based|type|architecture|arch)\b", text[w.end():w.end() + 14]) \
+        if not _FAMILY.match(w.group()) or find_concepts(f" {w.group()} ", "precision") or \
+                re.match(r"[- ]?(?:style|like|based|type|architecture|arch)\b", text[w.end():w.end() + 14]) \
                 or re.search(r"-(?:style|like|based|type)$", w.group()):
             continue  # "a 40B llama-style model" describes a shape, it is not a name
         j = i + 1
@@ -210,7 +211,7 @@ def _provider_patterns() -> dict[str, re.Pattern]:
     out = {}
     for p in load_providers():
         alt = "|".join([re.escape(p), *aliases.get(p, [])])
-        out[p] = re.compile(rf"(?<![\w-])(?:{alt})(?![\w-])")
+        out[p] = re.compile(rf"(?<![\w-])(?:{alt})(?![\w]|-(?!only\b|based\b|hosted\b))")  # "azure-only" names Azure
     return out
 
 

@@ -85,7 +85,7 @@ def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], h
             r.values.setdefault("storage_gb", value)
             r.values.setdefault("egress_gb", value)
         if name in r.values and abs(r.values[name] - value) > 1e-9 * max(1.0, abs(value)):
-            if not _replaces(name, left, right):
+            if not _replaces(name, left, right, r.values[name]):
                 continue  # a second value for a role already filled: reported as not used, never swallowed
             for j, role in list(r.role_of.items()):
                 if role == name:
@@ -102,11 +102,13 @@ _AT_ONCE_BEFORE = re.compile(r"(?:at once|at a time|at the same time|at peak|ek 
                              r"\W+(?:[^\W\d]+\W+){0,4}$")  # "ایک وقت میں زیادہ سے زیادہ 20"
 
 
-def _replaces(name: str, left: str, right: str) -> bool:
+def _replaces(name: str, left: str, right: str, first: float) -> bool:
     """A second value that supersedes the first: the target of "from X to Y", or the users at once
     after a head count ("~200 employees but maybe 10 at once")."""
     if re.search(r"\bfrom\b[^.?!]{0,30}\bto\s*(?:[a-z]+\s+)?$", left):
         return True
+    if name == "batch" and first == 1:
+        return True  # "batch 1 and batch 16": batch 1 is shown beside any batch
     return name == "concurrent_users" and bool(_AT_ONCE.match(right) or _AT_ONCE_BEFORE.search(left))
 
 
@@ -218,7 +220,7 @@ def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model,
         for unit, role in (("users", "concurrent_users"), ("examples", "examples"), ("images", "images")):
             if _starts(_unit(unit), rest):
                 return (role, v)
-    if _starts(_unit("examples"), right) or _described(right, "examples"):
+    if _starts(_unit("examples"), right) or v >= 10 and _described(right, "examples"):
         return ("examples", v)  # "50k chats", "50 ہزار کسٹمر سپورٹ چیٹس"
     return None
 
@@ -326,6 +328,7 @@ def _ctx(n: Num) -> float:
 
 
 def _memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans) -> tuple[str, float] | None:
+    right = re.split(r"\d", right, maxsplit=1)[0]  # "2TB of checkpoints ... and ~500GB egress": each amount its own words
     # the words after the amount first ("2 TB storage", "500 GB of checkpoints ... to pull down"), then before it
     if _STORAGE_NEAR.search(right[:20]) and _EGRESS_NEAR.search(right[:60]) and \
             re.search(r"\b(?:all of (?:it|them)|everything|it all|them all|the whole)", right[:80]):
@@ -357,8 +360,11 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
                           r"avg|average|averag\w+|on average|apiece|har|ہر|اوسط\w*)\W+(?:\w+\W+){0,4}$", left[-40:]) or \
         re.match(r"\s*[- ]?(?:tokens?|toks?|ٹوکنز|ٹوکن)\s*(?:each|per|apiece|har|ہر|فی|fi)\b", right)
     each = each_word or (_APPROX.search(left[-12:]) and "examples" in r.values) or _TOKENS_EACH.search(left[-22:])
+    if n.value >= 2_000_000 and not each_word:
+        return ("dataset_tokens", n.value)  # "on 500M tokens": no prompt or context is that long
     cues = [(m.end(), role) for pat, role in ((_CONTEXT_NEAR, "context_tokens"), (_PROMPT_NEAR, "prompt_tokens"),
-                                              (_OUTPUT_NEAR, "output_tokens")) for m in pat.finditer(near_l)]
+                                              (_OUTPUT_NEAR, "output_tokens")) for m in pat.finditer(near_l)
+            if m.group() != "in" or m.end() >= len(near_l) - 4]
     if not cues and not re.search(r"\d", left[-50:]):  # "prompts with retrieved documents are around 3,000 tokens"
         far = left[-50:]
         cues = [(m.end() - 25, role) for pat, role in ((_PROMPT_NEAR, "prompt_tokens"), (_OUTPUT_NEAR, "output_tokens"))
@@ -380,6 +386,10 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
 
 
 def _time_role(hours: float, left: str, right: str) -> tuple[str, float]:
+    if hours == 24 and re.match(r"\s*\w*\s*(?:/\s*7|a day|chal|چل|run|non-?stop|round the clock)", right):
+        return ("_always_on", hours)  # "24 گھنٹے چلے گا", "24 hours a day": always on, not a one-day job
+    if re.search(r"(?:kills?|limit|cap|time ?out|times out|cut ?off|max(?:imum)? (?:session|runtime))\b[^.?!]{0,20}$", left):
+        return ("deadline_hours", hours)  # "kaggle kills the session at 12h"
     cue = patterns("deadline_cues")
     l_tail = left[-10:]  # "by 6 hours", "within 2 days": the cue sits right before the amount
     if re.match(r"\s*\w*\s*(?:tak|تک)\s+(?:musalsal|lagatar|مسلسل|لگاتار|روزانہ|چل)", right):

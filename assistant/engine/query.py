@@ -12,6 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from knowledge.lexicon import patterns
+
 INTENTS = ("fit", "speed", "train_time", "prices", "cost", "recommend", "compare", "guide", "help", "out_of_scope")
 SOLVE_FOR = ("max_context", "max_batch", "min_gpu_count", "min_gpu_memory", "cheapest_gpu", "fastest_gpu")
 
@@ -133,10 +135,11 @@ def merge(prev: Query, new: Query) -> Query:
     elif new.model or new.params_b or new.model_unknown:
         for k in ("model", "model_text", "model_unknown", "params_b"):
             data[k] = getattr(new, k)
+        same = patterns("same_settings").search(new.text.lower())  # "same thing for Nimbus-Omni 2?"
         for k in _RESET_ON_NEW_MODEL:
-            if k not in stated:
+            if k not in stated and not same:
                 data[k] = Query.model_fields[k].get_default(call_default_factory=True)
-        carried = [k for k in carried if k not in _RESET_ON_NEW_MODEL and k not in ("model", "params_b", "model_unknown")]
+        carried = [k for k in carried if (same or k not in _RESET_ON_NEW_MODEL) and k not in ("model", "params_b", "model_unknown")]
     if new.gpus or new.gpu_memory_gb or new.gpu_unknown:
         for k in ("gpus", "gpu_memory_gb", "gpu_unknown"):
             data[k] = getattr(new, k)
