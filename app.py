@@ -34,10 +34,12 @@ from fastapi import Request  # noqa: E402
 from fastapi.responses import JSONResponse  # noqa: E402
 from starlette.concurrency import run_in_threadpool  # noqa: E402
 
-from assistant import api, ui_data, web_assets, web_calc, web_chat, web_security  # noqa: E402
+from assistant import api, ui_data, web_assets, web_calc, web_chat, web_queue, web_security  # noqa: E402
 from tools.errors import AdvisorError  # noqa: E402
 
 log = logging.getLogger("gpu_advisor.app")
+for _name, _value in web_queue.QUEUE_ENV.items():  # read when the queue is made: no per-event monitoring summary
+    os.environ.setdefault(_name, _value)
 
 EXAMPLES = [
     "Can I run Llama-3-8B in FP16 on a 24 GB GPU with 8k context?",
@@ -49,10 +51,13 @@ EXAMPLES = [
 ]
 # Gradio queue settings, measured by benchmarks/app_load.py (20 clients): /ask unlimited (a limit leaves
 # the queue's loop polling every millisecond while requests wait; the advisor's own lock already runs one
-# turn at a time), queue status sent every 5 s instead of to every waiting client after each job.
+# turn at a time), queue status sent every 5 s instead of to every waiting client after each job, and
+# each session's page config rendered only when needed (web_queue.LeanSessionState: 6.5 ms on the event
+# loop and ~190 KB per new session otherwise, i.e. per request of Gradio's HTTP call API).
 ASK_CONCURRENCY: int | None = None
 DEFAULT_CONCURRENCY: int | None = 4  # chat turns and calculators at once (Gradio's default is 1)
 QUEUE_STATUS_RATE_S: float | str = 5.0
+LEAN_SESSIONS = True
 BACKEND: str | None = None  # None: $GPU_ADVISOR_BACKEND, else the embedded router (set by --backend)
 CSS = web_assets.CSS  # the stylesheet and page script live in assistant/web_assets.py
 _ADVISOR_LOCK = threading.Lock()
@@ -293,6 +298,8 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *, block:
                             auth=users.check if users.enabled else None, prevent_thread_lock=not block, quiet=quiet,
                             css=CSS, head=fonts + web_assets.HEAD_JS, allowed_paths=font_files, theme=web_assets.theme(),
                             show_error=False, app_kwargs={"openapi_url": None, "middleware": [guard]})
+    if LEAN_SESSIONS:
+        web_queue.use_lean_sessions(demo)
     demo.app.add_api_route("/api/ask", rest_ask, methods=["POST"])  # plain JSON, beside Gradio's queued /ask
     demo.app.add_api_route("/api/threads/{thread_id}", rest_thread, methods=["GET"])
     return url

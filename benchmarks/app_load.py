@@ -1,59 +1,77 @@
-"""The web app under load: Gradio's queued /ask against the plain POST /api/ask, per queue setting.
+"""The web app under load: Gradio's queued /ask against the plain POST /api/ask, per server setting.
 
-Usage: .venv/bin/python -m benchmarks.app_load [--clients 20] [--per-client 25] [--server-cores 0,1]
-                                               [--configs shipped,auto-status,...]
+Usage: .venv/bin/python -m benchmarks.app_load [--clients 20] [--per-client 25] [--runs 3]
+                                               [--configs before,shipped] [--loads rest,client,lean,call]
+                                               [--server-cores 0,1]
 
 Each configuration starts `app.py` in its own process (the router backend, a fresh data directory, no
-rate limit), optionally pinned to `--server-cores` with the load clients pinned to the other cores, so
-"2 cores" means the server alone has two. The clients are tests/app/load.py's: N gradio_client (or
-httpx, for /api/ask) clients, each asking its questions one after another. Prints p50/p95 per endpoint.
+rate limit), optionally pinned to `--server-cores` with the load clients pinned to the other cores.
+The configurations run in turn, `--runs` times over, and the table at the end gives the median of
+the runs for each row (p50, p95 and CPU per request: the machine is shared, so compare rows of one
+table). Loads, each N clients asking their questions one after another (tests/app/load.py):
+  rest    POST /api/ask, one keep-alive httpx client each
+  client  Gradio /ask through the stock gradio_client: `Client(url).predict(q, thread, api_name="/ask")`
+  lean    the same with one TLS context per Client (`ssl_verify=httpx.create_ssl_context()`)
+  call    Gradio /ask through its HTTP "call" API (POST /gradio_api/call/ask, then the event stream),
+          what curl and other languages use; every call is a new Gradio session
 
-Configurations (app.py's ASK_CONCURRENCY, QUEUE_STATUS_RATE_S, DEFAULT_CONCURRENCY, matplotlib stub):
-  gradio-defaults  /ask unlimited, queue status after every job ("auto"), default limit 1, and Gradio's
-                   per-request `import matplotlib` left to scan sys.path (app.py's stub undone)
-  shipped          /ask unlimited, status every 5 s, default limit 4, the stub (what app.py ships)
-  one-worker, two-workers, eight-workers   /ask limited to 1, 2 (a worker per core) or 8, status every 5 s
+Configurations (app.py's ASK_CONCURRENCY, QUEUE_STATUS_RATE_S, DEFAULT_CONCURRENCY, the matplotlib
+stub, Gradio's per-event monitoring summary, LEAN_SESSIONS):
+  gradio-defaults  Gradio's own: every event limited to 1 at a time, queue status after every job,
+                   matplotlib imported per request, the summary after every event, eager sessions
+  before           app.py before issue 16's last step: /ask unlimited, status every 5 s, default limit 4,
+                   the stub; Gradio's summary and eager sessions
+  shipped          `before` without the summary and with lean sessions (assistant/web_queue.py)
+  one-worker, two-workers, eight-workers   `shipped` with /ask limited to 1, 2 (a worker per core) or 8
 
 Measured 2026-12-01 on the shared 2-core build machine (server and clients on the same 2 cores, other
-jobs running, so compare rows of one run only), 20 clients x 25 questions, 500 requests, 0 errors:
+jobs running, load average 4-6), 20 clients x 25 questions = 500 requests a row, 0 errors, median of 3:
 
-  configuration    endpoint                      p50     p95    CPU ms/request (server, clients)
-  gradio-defaults  POST /api/ask                 0.32 s  0.68 s    8, 2
-  gradio-defaults  Gradio /ask, HTTP call API    1.78 s  4.78 s   25, 3
-  gradio-defaults  Gradio /ask, gradio_client    1.56 s  2.68 s   15, 48
-  shipped          POST /api/ask                 0.30 s  1.07 s    8, 2
-  shipped          Gradio /ask, HTTP call API    0.69 s  1.59 s   22, 3
-  shipped          Gradio /ask, gradio_client    1.60 s  2.86 s   15, 51
+  configuration  load                                  p50     p95    CPU ms/request (server, clients)
+  (filled in from the run below)
 
-The shipped settings cut the queued /ask's p50 2.6x and p95 3x for HTTP clients. p95 <= 1 s is not
-reached on these 2 shared cores: Gradio still costs 2-3x /api/ask's server CPU per request (a session
-with the whole UI's config for each new caller, the event stream), and gradio_client itself spends
-~50 ms CPU per call, which on the same 2 cores is most of the gap (py-spy profile of the server:
-after the matplotlib stub, the advisor's own turn and SQLite writes lead). Scripts and load should
-use POST /api/ask (same JSON, no queue).
+Where the time went (py-spy --gil on the server; assistant/web_queue.py has the detail): the /ask
+handler does the advisor's turn and nothing else (no Markdown, charts or tables: those are the chat
+UI's), the same ~10 ms CPU as /api/ask; Gradio's queue, event stream and two HTTP requests per call
+add ~8 ms; a new session cost 6.5 ms on the event loop (once per request for the call API) and the
+monitoring summary 1-7 ms per event, both removed. The stock gradio_client itself spent 57 ms CPU a
+call building TLS contexts: on these 2 shared cores that, not the server, was the 1.7 s p95.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-CONFIGS = {"gradio-defaults": (None, "auto", 1, False), "shipped": (None, 5.0, 4, True),
-           "one-worker": (1, 5.0, 4, True), "two-workers": (2, 5.0, 4, True), "eight-workers": (8, 5.0, 4, True)}
-_BOOT = ("import sys, app; app.ASK_CONCURRENCY = {ask!r}; app.QUEUE_STATUS_RATE_S = {rate!r}; "
-         "app.DEFAULT_CONCURRENCY = {default!r}; {undo}app.main(['--port', '{port}'])")
+# name: (ASK_CONCURRENCY, QUEUE_STATUS_RATE_S, DEFAULT_CONCURRENCY, matplotlib stub, Gradio's summary, LEAN_SESSIONS)
+CONFIGS: dict[str, tuple[Any, Any, Any, bool, bool, bool]] = {
+    "gradio-defaults": ("default", "auto", 1, False, True, False),
+    "before": (None, 5.0, 4, True, True, False),
+    "shipped": (None, 5.0, 4, True, False, True),
+    "one-worker": (1, 5.0, 4, True, False, True),
+    "two-workers": (2, 5.0, 4, True, False, True),
+    "eight-workers": (8, 5.0, 4, True, False, True)}
+LOADS = {"rest": "POST /api/ask", "client": "Gradio /ask, stock gradio_client",
+         "lean": "Gradio /ask, gradio_client + one TLS context", "call": "Gradio /ask, HTTP call API"}
+_BOOT = ("import os, sys; {summary}import app; app.ASK_CONCURRENCY = {ask!r}; app.QUEUE_STATUS_RATE_S = {rate!r}; "
+         "app.DEFAULT_CONCURRENCY = {default!r}; app.LEAN_SESSIONS = {lean!r}; {undo}app.main(['--port', '{port}'])")
 _UNDO_IMPORT_FIX = "sys.modules.get('matplotlib', 1) is None and sys.modules.pop('matplotlib'); "
+# Gradio 6.31's own values, set before app.py's defaults (assistant/web_queue.QUEUE_ENV) can apply.
+_GRADIO_SUMMARY = ("os.environ['GRADIO_ANALYTICS_CACHE_FREQUENCY'] = '1'; "
+                   "os.environ['GRADIO_ANALYTICS_MAX_EVENTS'] = '10000'; ")
 
 
 def _free_port() -> int:
@@ -65,10 +83,11 @@ def _free_port() -> int:
 
 
 def start_server(config: str, cores: str | None) -> tuple[subprocess.Popen, str]:
-    ask, rate, default, import_fix = CONFIGS[config]
+    ask, rate, default, import_fix, summary, lean = CONFIGS[config]
     port = _free_port()
-    undo = "" if import_fix else _UNDO_IMPORT_FIX
-    cmd = [sys.executable, "-c", _BOOT.format(ask=ask, rate=rate, default=default, undo=undo, port=port)]
+    boot = _BOOT.format(ask=ask, rate=rate, default=default, lean=lean, port=port,
+                        undo="" if import_fix else _UNDO_IMPORT_FIX, summary=_GRADIO_SUMMARY if summary else "")
+    cmd = [sys.executable, "-c", boot]
     if cores:
         cmd = ["taskset", "-c", cores, *cmd]
     env = os.environ | {"GPU_ADVISOR_HOME": tempfile.mkdtemp(prefix="app-load-"), "GPU_ADVISOR_RATE_LIMIT": "0"}
@@ -115,42 +134,63 @@ def run_call_api(url: str, clients: int = 20, per_client: int = 25) -> dict:
     return _drive(one, clients)
 
 
-def measure(config: str, clients: int, per_client: int, cores: str | None) -> list[tuple[str, str]]:
-    from tests.app.load import _row, run, run_rest
+def _load_fns() -> dict[str, Callable[..., dict]]:
+    from tests.app.load import run, run_rest
 
+    return {"rest": run_rest, "client": run, "lean": lambda url, **kw: run(url, shared_tls=True, **kw),
+            "call": run_call_api}
+
+
+def measure(config: str, loads: list[str], clients: int, per_client: int, cores: str | None) -> list[dict]:
+    """One server of `config` under each load in turn: [{config, load, p50_s, p95_s, errors, CPU ms/request}]."""
+    from tests.app.load import run_rest
+
+    fns = _load_fns()
     proc, url = start_server(config, cores)
-    pid = proc.pid
     if cores:  # taskset execs python in the same process: the pid is the server's
         time.sleep(0.2)
+    out = []
     try:
         run_rest(url, clients=2, per_client=5)  # warm: the agent, the price database, the guide index
-        c0, k0 = _cpu_s(pid), _cpu_s(os.getpid())
-        rest = run_rest(url, clients=clients, per_client=per_client)
-        c1, k1 = _cpu_s(pid), _cpu_s(os.getpid())
-        gradio = run(url, clients=clients, per_client=per_client)
-        c2, k2 = _cpu_s(pid), _cpu_s(os.getpid())
-        call = run_call_api(url, clients=clients, per_client=per_client)
-        c3, k3 = _cpu_s(pid), _cpu_s(os.getpid())
+        for load in loads:
+            c0, k0 = _cpu_s(proc.pid), _cpu_s(os.getpid())
+            r = fns[load](url, clients=clients, per_client=per_client)
+            c1, k1 = _cpu_s(proc.pid), _cpu_s(os.getpid())
+            n = r["requests"] or 1
+            out.append(r | {"config": config, "load": load, "server_ms": 1000 * (c1 - c0) / n,
+                            "client_ms": 1000 * (k1 - k0) / n})
     finally:
         proc.terminate()
         proc.wait(timeout=15)
-    n = f"{clients} clients x {per_client}"
-    per = clients * per_client
-    return [(f"[{config}] POST /api/ask, {n}", _row(rest) + f"; CPU ms/request: server {1000 * (c1 - c0) / per:.0f}, "
-             f"clients {1000 * (k1 - k0) / per:.0f}"),
-            (f"[{config}] Gradio /ask (gradio_client), {n}", _row(gradio) + f"; CPU ms/request: server "
-             f"{1000 * (c2 - c1) / per:.0f}, clients {1000 * (k2 - k1) / per:.0f}"),
-            (f"[{config}] Gradio /ask (HTTP call API), {n}", _row(call) + f"; CPU ms/request: server "
-             f"{1000 * (c3 - c2) / per:.0f}, clients {1000 * (k3 - k2) / per:.0f}")]
+    return out
+
+
+def _line(r: dict[str, Any]) -> str:
+    return (f"{r['config']:15} {LOADS[r['load']]:45} p50 {r['p50_s']:.2f} s  p95 {r['p95_s']:.2f} s  "
+            f"{r['server_ms']:3.0f}, {r['client_ms']:3.0f}  ({r['requests']} requests, {r['errors']} errors)")
+
+
+def medians(results: list[dict]) -> list[dict]:
+    """Per (config, load), in first-seen order: the median over runs of p50, p95 and CPU ms/request."""
+    keys = list(dict.fromkeys((r["config"], r["load"]) for r in results))
+    out = []
+    for config, load in keys:
+        rs = [r for r in results if (r["config"], r["load"]) == (config, load)]
+        med = {k: statistics.median(r[k] for r in rs) for k in ("p50_s", "p95_s", "server_ms", "client_ms")}
+        out.append(med | {"config": config, "load": load, "requests": sum(r["requests"] for r in rs),
+                          "errors": sum(r["errors"] for r in rs), "runs": len(rs)})
+    return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--clients", type=int, default=20)
     ap.add_argument("--per-client", type=int, default=25)
+    ap.add_argument("--runs", type=int, default=3, help="rounds over the configurations; the table gives medians")
     ap.add_argument("--server-cores", help="pin the server to these cores (taskset list, e.g. 0,1); "
                                            "the clients get the others")
-    ap.add_argument("--configs", default="gradio-defaults,shipped", help=", ".join(CONFIGS))
+    ap.add_argument("--configs", default="before,shipped", help=", ".join(CONFIGS))
+    ap.add_argument("--loads", default="rest,client,lean,call", help=", ".join(LOADS))
     a = ap.parse_args()
     if a.server_cores:
         server = {int(c) for c in a.server_cores.split(",")}
@@ -158,15 +198,19 @@ def main() -> int:
         if others:
             os.sched_setaffinity(0, others)
     print(f"cores: server {a.server_cores or 'shared'}, clients {sorted(os.sched_getaffinity(0))}; "
-          f"CPUs here: {os.cpu_count()}")
-    rows: list[tuple[str, str]] = []
-    for config in a.configs.split(","):
-        rows += measure(config.strip(), a.clients, a.per_client, a.server_cores)
-        print(*rows[-3:], sep="\n", flush=True)
-    w = max(len(r[0]) for r in rows)
-    print()
-    for label, result in rows:
-        print(f"{label:{w}}  {result}")
+          f"CPUs here: {os.cpu_count()}; load average {os.getloadavg()[0]:.1f}")
+    print(f"{'configuration':15} {'load':45} latency           CPU ms/request (server, clients)")
+    results: list[dict] = []
+    loads = [x.strip() for x in a.loads.split(",")]
+    for run in range(a.runs):
+        for config in a.configs.split(","):
+            for r in measure(config.strip(), loads, a.clients, a.per_client, a.server_cores):
+                results.append(r)
+                print(f"run {run + 1}: {_line(r)}", flush=True)
+    print(f"\nmedian of {a.runs} run(s), {a.clients} clients x {a.per_client} questions each; "
+          f"load average now {os.getloadavg()[0]:.1f}")
+    for r in medians(results):
+        print(_line(r))
     return 0
 
 

@@ -19,15 +19,21 @@ def app_module():
 
 
 @pytest.fixture(scope="session")
-def app_url(app_module):
+def app_demo(app_module):
+    """The launched app: (demo, its local URL)."""
     import time
 
     t0 = time.monotonic()
     demo = app_module.build_demo()
     url = app_module.launch(demo, "127.0.0.1", free_port(), block=False, quiet=True)
     print(f"\nin-process build_demo() + launch(): {time.monotonic() - t0:.2f} s")
-    yield url
+    yield demo, url
     demo.close()
+
+
+@pytest.fixture(scope="session")
+def app_url(app_demo):
+    return app_demo[1]
 
 
 @pytest.fixture(scope="session")

@@ -8,14 +8,19 @@ from tests.app.load import run, run_rest
 from tests.threads.services import redis_url  # noqa: F401  (fixture)
 
 
-def test_ask_under_load(app_url):
-    r = run(app_url, clients=20, per_client=25)
+def test_ask_under_load(app_url, monkeypatch):
+    import app
+
+    monkeypatch.setattr(app._LIMIT, "per_min", 0)  # 20 clients on one loopback address, not 20 users
+    # gradio_client with one TLS context per Client: the stock one builds two per call (~50 ms CPU),
+    # which on these 2 cores, shared with the server, measured the client (assistant/web_queue.py).
+    r = run(app_url, clients=20, per_client=25, shared_tls=True)
     print(f"\n/ask load: {r}")
     assert r["requests"] == 500 and r["errors"] == 0
-    # The target is p95 <= 1 s; on this 2-core machine with the 20 clients in the same process
-    # we measure ~2.3 s (Gradio's queue + SSE per request, not the advisor: 17 ms p50 in-process).
-    # This bound guards against regressions; benchmarks/run_all.py reports the measured figure.
-    assert r["p95_s"] <= 6.0
+    # The target is p95 <= 1 s: measured 0.6-0.7 s by benchmarks/app_load.py on the shared 2-core
+    # machine (the server alone in its process; here the 20 clients share its process). This bound
+    # guards against regressions; benchmarks/run_all.py reports the measured figure.
+    assert r["p95_s"] <= 3.0
 
 
 def test_rest_ask_under_load(app_url, monkeypatch):
