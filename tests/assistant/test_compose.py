@@ -466,3 +466,127 @@ def test_no_spot_offer_is_said_but_is_not_a_no_when_on_demand_exists():
     assert codes(s.headline) == ["prices.cheapest", "prices.none"] and s.verdict == "info"
     s = compose(q(intents=["prices"], gpus=["H100"]), [("price_query", {"gpu": "H100"}, {"offers": []})])
     assert s.verdict == "no"
+
+
+# ---- the way forward when nothing single works, no offers, image precisions --------------------------
+def _nothing(params):
+    return {"problem": params.get("problem", "does_not_fit"), "tried": [], "defaults_applied": [], "levers": [],
+            "baseline": {"code": "as_given", "memory_gb": 164.31, "gpu": "RTX 4090", "gpu_memory_gb": 25.77},
+            "nothing_works": {"code": "nothing_works", "params": params}}
+
+
+def test_nothing_in_the_catalog_fits_is_said_with_the_numbers():
+    # tools/levers: Llama 3.1 70B at 2 x 32,768 tokens on 2 x RTX 4090 with FP8 KV, chunked prefill and int4
+    # weights still needs 28.1 GB per GPU (25.77 GB each); the int4 weights are 19.2 GB of it.
+    p = {"problem": "does_not_fit", "memory_gb": 28.108506, "gpu": "RTX 4090", "gpu_memory_gb": 25.769803776,
+         "gpus": 2, "levers": ["kv_cache_fp8", "chunked_prefill", "weights_4bit"],
+         "lever_params": {"kv_precision": "fp8", "prefill_chunk_tokens": 8192, "weight_precision": "int4"},
+         "largest_component": "weights", "largest_gb": 19.215426}
+    query = q(model="llama-3.1-70b", gpus=["RTX 4090"])
+    s = compose(query, [("vram_calculator", {}, vram(total=164.31, fits=False, gpu="RTX 4090", mem=25.77)),
+                        ("way_forward", {}, _nothing(p))])
+    assert s.verdict == "no" and codes(s.headline) == ["fit.no", "forward.nothing_fits"] and not s.way_forward
+    text = render_text(s)
+    assert ("Nothing in the catalog holds it: even on 2 x RTX 4090 with FP8 KV cache + Chunked prefill (the prompt "
+            "in pieces) + 4-bit weights (int4, AWQ/GPTQ) (25.8 GB each, the most memory of any GPU in the catalog) "
+            "it needs 28.1 GB per GPU, of which Weights: 19.2 GB.") in text
+    ur = render_text(compose(query.model_copy(update={"answer_lang": "ur"}),
+                             [("way_forward", {}, _nothing(p))]))
+    assert "28.1 GB" in ur and "19.2 GB" in ur and "catalog" not in ur
+
+
+def test_no_configuration_fast_enough_names_the_fastest_tried():
+    # the levers' best: 321.8 tokens/s per user on 8 x B200 with int4 weights, against 2,000,000 asked
+    p = {"problem": "too_slow", "best": 321.8238, "gpu": "B200", "gpus": 8,
+         "levers": ["kv_cache_fp8", "weights_4bit", "more_gpus_tensor_parallel", "bigger_gpu"],
+         "lever_params": {"kv_precision": "fp8", "weight_precision": "int4", "gpus": 8, "gpu": "B200"}}
+    s = compose(q(intents=["speed"], model="phi-3.5-mini", gpus=["T4"], min_tokens_per_s=2_000_000),
+                [("way_forward", {"min_tokens_per_s_per_user": 2_000_000}, _nothing(p))])
+    assert "forward.nothing_fast_enough" in codes(s.headline)
+    assert ("No configuration in the catalog reaches 2,000,000 tokens/s per user: the fastest one tried gives "
+            "322 tokens/s per user, on 8 x B200 with FP8 KV cache + 4-bit weights (int4, AWQ/GPTQ).") in render_text(s)
+
+
+def test_a_stack_of_levers_reads_as_one_change_with_its_gpus():
+    lv = {"code": "lora+chunked_loss+more_gpus_fsdp+bigger_gpu", "memory_gb": 286.1, "gpu": "B300",
+          "gpu_memory_gb": 309.2, "fits": True, "headroom_gb": 23.1, "works": True,
+          "params": {"method": "lora", "chunked_loss": True, "gpus": 6, "sharding": "fsdp", "gpu": "B300"}}
+    r = {"problem": "does_not_fit", "tried": [], "defaults_applied": [], "levers": [lv],
+         "baseline": {"code": "as_given", "memory_gb": 18164.0, "gpu": "RTX 3060", "gpu_memory_gb": 12.88}}
+    s = compose(q(model="deepseek-v3", gpus=["RTX 3060"], method="full"), [("way_forward", {}, r)])
+    assert ("1. LoRA instead of full fine-tuning + Chunked cross-entropy loss + 6 x B300 (FSDP/ZeRO-3 sharding)"
+            in render_text(s))
+
+
+def test_no_offer_names_the_filter_that_emptied_the_list_and_the_nearest_offers():
+    asked = {"gpu": "H100", "provider": "runpod,vast", "pricing": "spot", "limit": 5}
+    empty = {"as_of": "2026-05-20", "offers": []}
+    # the planner's relaxations: without the providers (spot at verda $0.80/GPU-hour), without spot
+    # (on-demand at vast $1.80), without both (hyperbolic $1.29)
+    no_provider = {"offers": [offer("verda", 2.29, 0.80)]}
+    no_spot = {"offers": [offer("vast", 1.80)]}
+    neither = {"offers": [offer("hyperbolic", 1.29)]}
+    s = compose(q(intents=["prices"], gpus=["H100"], providers=["runpod", "vast"], spot=True),
+                [("price_query", asked, empty),
+                 ("price_query", {"gpu": "H100", "pricing": "spot", "limit": 3}, no_provider),
+                 ("price_query", {"gpu": "H100", "provider": "runpod,vast", "pricing": "on-demand", "limit": 3}, no_spot),
+                 ("price_query", {"gpu": "H100", "pricing": "on-demand", "limit": 3}, neither)])
+    assert s.verdict == "no" and codes(s.headline) == ["forward.no_offers"]
+    text = render_text(s)
+    assert "No spot offer for H100 in the catalog with the provider filter (runpod, vast)." in text
+    assert [o.numbers[0].value for o in s.way_forward] == [0.80, 1.80, 1.29]
+    assert "1. Without the provider filter (runpod, vast)" in text and "2. Without spot pricing" in text
+    assert "Cheapest offer: verda verda-1, r1, $0.80/h" in text  # the spot price, not the on-demand one
+    (t,) = s.tables
+    assert [row[5] for row in t.rows] == [0.80, 1.29, 1.80]  # cheapest first over all relaxations
+
+
+def _image_vram(precision, placements, total):
+    return {"total_gb": total, "components_gb": {"transformer": 11.9}, "placement": "all-on-gpu",
+            "model": {"id": "flux.1-dev", "name": "FLUX.1 [dev]"}, "inputs": {"weight_precision": precision},
+            "fit": {"gpu": "RTX 4070", "gpu_memory_gb": 12.88, "fits": total <= 12.88, "headroom_gb": 12.88 - total},
+            "placements": [{"placement": p, "peak_gb": gb, "copy_s_per_call": c} for p, gb, c in placements],
+            "assumptions": []}
+
+
+def test_image_pipeline_way_forward_has_precisions_next_to_placements():
+    # FLUX.1 dev on a 12 GB card (12.88 GB), from tools/diffusion: bf16 peaks at 35.9 GB all on the GPU and
+    # fits only with sequential offload (2.41 GB, 169 s of copies per image); fp8 fits with no placement
+    # (19.1 -> 13.1 GB at best); Q4_K_M fits all on the GPU (12.4 GB) and NF4 too (11.7 GB).
+    bf16 = _image_vram(None, [("all-on-gpu", 35.85, 0), ("text-encoders-dropped", 26.08, 0),
+                              ("model-offload", 24.98, 16.87), ("sequential-offload", 2.41, 169.1)], 35.85)
+    fp8 = _image_vram("fp8", [("all-on-gpu", 19.07, 0), ("model-offload", 13.08, 8.48),
+                              ("sequential-offload", 2.41, 84.6)], 19.07)
+    q4 = _image_vram("q4_k_m", [("all-on-gpu", 12.43, 0), ("sequential-offload", 2.41, 51.2)], 12.43)
+    nf4 = _image_vram("nf4", [("all-on-gpu", 11.72, 0), ("sequential-offload", 2.41, 47.6)], 11.72)
+    a = {"model": "flux.1-dev", "gpu": "RTX 4070"}
+    s = compose(q(model="flux.1-dev", gpus=["RTX 4070"]),
+                [("vram_calculator", a, bf16), ("vram_calculator", a | {"weight_precision": "fp8"}, fp8),
+                 ("vram_calculator", a | {"weight_precision": "q4_k_m"}, q4),
+                 ("vram_calculator", a | {"weight_precision": "nf4"}, nf4)])
+    assert codes(s.headline) == ["fit.no"] and s.verdict == "no"  # the answer's verdict is the asked precision's
+    text = render_text(s)
+    # 4-bit weights (a quality trade-off, no copies) before 169 s of copies per image; fp8 plus sequential
+    # offload is not listed, as fp8 alone does not fit and its best placement copies every step
+    assert "1. Q4_K_M weights for the transformer and text encoders" in text and "12.4 GB of 12.9 GB" in text
+    assert "2. nf4 weights for the transformer and text encoders" in text and "11.7 GB of 12.9 GB" in text
+    assert "3. Run it with layers offloaded to the CPU one at a time" in text and "Copying per image: 169 s" in text
+
+
+def test_cheapest_gpu_with_no_run_to_cost_is_the_cheapest_hour_that_holds_it():
+    v = vram(total=64.4, fits=None, method="qlora")
+    v.pop("fit")
+    offers = {"as_of": "2026-05-20", "offers": [offer("vast", 0.93, gpu="A100 80GB SXM")]}
+    s = compose(q(model="gemma-2-9b", method="qlora", solve_for="cheapest_gpu", intents=["recommend", "fit"]),
+                [("vram_calculator", {}, v), ("price_query", {"min_vram_gb": 64.4, "gpus": 1}, offers)])
+    assert "solve.cheapest_holding" in codes(s.headline)
+    text = render_text(s)
+    assert "The cheapest GPU with the 64.4 GB it needs: A100 80GB SXM at vast (vast-1), $0.93/GPU-hour." in text
+    assert "assume.cheapest_by_hour" in codes(s.assumptions)
+
+
+def test_instance_ids_are_shown_readably():
+    od = {"as_of": "2026-05-20", "offers": [offer("lambda", 2.49) | {"instance_type": "gpu_1x_h100_pcie"}]}
+    s = compose(q(intents=["prices"], gpus=["H100"]), [("price_query", {"gpu": "H100", "pricing": "on-demand"}, od)])
+    text = render_text(s)
+    assert "gpu_1x_h100_pcie" not in text and "at lambda (1x H100 PCIe)" in text

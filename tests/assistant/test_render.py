@@ -332,3 +332,18 @@ def test_scrubbing_an_unbacked_number_drops_its_statements_and_keeps_the_shape(a
     assert len(scrubbed.key_numbers) == len(s.key_numbers)  # the other statements stay whole
     md = render_markdown(scrub_sections(answers[("prices", "en")], ["1.29"]))
     assert "1.29" not in md and "#### Offers, cheapest first" in md
+
+
+@pytest.mark.parametrize("raw, shown", [
+    pytest.param("gpu_1x_h100_pcie", "1x H100 PCIe", id="lambda-lower-case"),
+    pytest.param("gpu_8x_b200_sxm6", "8x B200 SXM6", id="lambda-sxm"),
+    pytest.param("Standard_NC24ads_A100_v4", "Standard NC24ads A100 v4", id="azure"),
+    pytest.param("1x_A100-80GB-SXM_SECURE", "1x A100-80GB-SXM Secure", id="runpod"),
+    pytest.param("gpu-l40s-a_1gpu-16vcpu-64gb", "gpu-l40s-a 1gpu-16vcpu-64gb", id="nebius-hyphens-kept"),
+    pytest.param("a3-highgpu-1g", "a3-highgpu-1g", id="no-underscore-unchanged"),
+])
+def test_instance_ids_read_without_underscores(raw, shown):
+    from assistant.engine.render.catalog import instance_name, message
+
+    assert instance_name(raw) == shown
+    assert message("ur", "name.instance", {"id": raw}) == shown

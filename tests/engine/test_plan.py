@@ -70,3 +70,83 @@ def test_an_unknown_gpu_is_looked_up_not_guessed():
 def test_help_and_off_topic_call_nothing():
     assert plan(Query(intents=["help"], text="hi")) == []
     assert plan(Query(intents=["out_of_scope"], text="a recipe for karahi")) == []
+
+
+# ---- the way forward beyond "does not fit" ---------------------------------------------------------------
+def test_a_count_that_no_search_finds_brings_the_way_forward():
+    q = Query(intents=["fit"], solve_for="min_gpu_count", model="llama-3.1-405b", method="full", gpus=["H100"],
+              text="how many H100s to fully fine-tune 405B")
+    (solve, _guide) = plan(q)
+    # a fine-tune shards over nodes (FSDP): the fewest GPUs is searched far beyond one node
+    assert solve["args"]["max_gpus"] == DEFAULTS["max_training_gpus"] == 1024
+    done = [("solve_for", solve["args"], {"unknown": "min_gpu_count", "solved": False, "value": None})]
+    (wf,) = plan(q, done)
+    assert wf["name"] == "way_forward" and wf["args"]["gpu"] == "H100"
+    assert "unknown" not in wf["args"] and "max_gpus" not in wf["args"]
+
+
+def test_a_recommendation_that_finds_nothing_asks_the_levers_without_a_gpu():
+    q = Query(intents=["recommend", "cost"], model="llama-3.1-405b", method="full", dataset_tokens=5e9,
+              budget_usd_total=70_000, text="is $70k enough to fully fine-tune 405B on 5B tokens")
+    done = [("recommend_gpus", {}, {"status": "nothing_fits", "options": [], "ruled_out": []})]
+    (wf,) = plan(q, done)
+    assert wf["name"] == "way_forward" and "gpu" not in wf["args"]  # the service starts from the biggest GPU
+    assert wf["args"]["budget_usd"] == 70_000 and wf["args"]["dataset_tokens"] == 5e9
+    needs = [("recommend_gpus", {}, {"status": "needs_input", "options": [], "missing": ["dataset"]})]
+    assert _names(plan(q, needs)) != ["way_forward"]  # a question back is not a "no"
+
+
+def test_a_speed_that_does_not_fit_or_misses_the_target_brings_the_levers_at_its_batch():
+    q = Query(intents=["speed"], model="llama-3.1-8b", gpus=["L4"], concurrent_users=10_000_000,
+              min_tokens_per_s=100, text="10M users at 100 tok/s on one L4")
+    done = [("speed_estimator", {"model": "llama-3.1-8b", "gpu": "L4", "batch": 1}, {"decode_tokens_per_s": 15.2}),
+            ("speed_estimator", {"model": "llama-3.1-8b", "gpu": "L4", "batch": 10_000_000}, {"error": "Invalid batch"})]
+    (wf,) = plan(q, done)
+    # the load the tools refused is not carried into the levers: they start from the batch that ran
+    assert wf["args"]["batch"] == 1 and wf["args"]["min_tokens_per_s_per_user"] == 100
+    q = Query(intents=["speed"], model="llama-3.1-8b", gpus=["T4"], text="llama 8b speed on a T4")
+    done = [("speed_estimator", {"model": "llama-3.1-8b", "gpu": "T4", "batch": 1},
+             {"decode_tokens_per_s": 16.2, "memory": {"fits": False}})]
+    (wf,) = plan(q, done)
+    assert wf["name"] == "way_forward" and wf["args"]["gpu"] == "T4" and "min_tokens_per_s_per_user" not in wf["args"]
+
+
+def test_an_image_pipeline_that_does_not_fit_is_tried_at_lower_precisions():
+    q = Query(intents=["fit"], model="flux.1-dev", gpus=["RTX 4070"], text="flux dev on a 4070")
+    first = [c for c in plan(q) if c["name"] == "vram_calculator"]
+    done = [("vram_calculator", first[0]["args"], {"total_gb": 35.9, "fit": {"fits": False}, "placements": []})]
+    second = plan(q, done)
+    assert [c["args"].get("weight_precision") for c in second] == ["fp8", "q4_k_m", "nf4"]
+    done += [(c["name"], c["args"], {"total_gb": 12.0, "fit": {"fits": True}}) for c in second]
+    assert plan(q, done) == []  # tried once
+    q8 = q.model_copy(update={"precision": "fp8"})
+    done = [("vram_calculator", {"model": "flux.1-dev", "weight_precision": "fp8"}, {"fit": {"fits": False}})]
+    assert [c["args"]["weight_precision"] for c in plan(q8, done)] == ["q4_k_m", "nf4"]  # only lower precisions
+
+
+def test_no_offer_relaxes_each_filter_then_all_of_them():
+    from assistant.engine.plan import relaxations
+
+    asked = {"gpu": "H100", "provider": "runpod,vast", "pricing": "spot", "limit": 5}
+    assert relaxations(asked) == [{"gpu": "H100", "pricing": "spot", "limit": 3},
+                                  {"gpu": "H100", "provider": "runpod,vast", "pricing": "on-demand", "limit": 3},
+                                  {"gpu": "H100", "pricing": "on-demand", "limit": 3}]
+    q = Query(intents=["prices"], gpus=["H100"], providers=["runpod"], text="h100 on runpod")
+    od, sp = plan(q)[:2]
+    done = [("price_query", od["args"], {"offers": []}), ("price_query", sp["args"], {"offers": []})]
+    (relaxed,) = plan(q, done)  # from the on-demand query: without the provider
+    assert relaxed["args"] == {"gpu": "H100", "pricing": "on-demand", "limit": 3}
+    assert plan(q, [("price_query", od["args"], {"offers": [{"provider": "x"}]})]) == []
+
+
+def test_cheapest_gpu_with_no_run_to_cost_is_memory_then_offers():
+    q = Query(intents=["recommend", "fit", "prices"], solve_for="cheapest_gpu", model="gemma-2-9b", method="qlora",
+              providers=["vast"], text="cheapest gpu on vast for qlora on gemma 2 9b")
+    assert _names(plan(q)) == ["vram_calculator", "search_guide"]  # no recommender: there is no run to cost
+    (prices,) = plan(q, [("vram_calculator", {}, {"total_gb": 64.4})])
+    assert prices["args"] == {"min_vram_gb": 64.4, "gpus": 1, "pricing": "on-demand", "limit": 3, "provider": "vast"}
+    sized = q.model_copy(update={"dataset_tokens": 1e8})
+    assert "recommend_gpus" in _names(plan(sized))  # with a data size the whole run is costed
+    fastest = Query(intents=["recommend"], solve_for="fastest_gpu", model="flux.1-dev", text="fastest gpu for flux")
+    rec = next(c for c in plan(fastest) if c["name"] == "recommend_gpus")
+    assert rec["args"]["objective"] == "fastest" and rec["args"]["images"] == DEFAULTS["ranking_images"]

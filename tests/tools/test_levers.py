@@ -189,3 +189,77 @@ def test_bad_goals_are_named():
         api.levers(model="llama-3.1-8b", gpu="L4", goal="x")
     with pytest.raises(InvalidInput, match="Invalid budget_usd"):
         api.levers(model="llama-3.1-8b", gpu="L4", goal={"budget_usd": -1})
+
+
+# ---- when no single lever or pair works -------------------------------------------------------------
+# Llama 3.1 70B (80 layers, 8 KV heads x 128, hidden 8,192, MLP 28,672, vocab 128,256, untied) on RTX 4090s
+# (24 GiB = 25.770 GB), at most 2 GPUs, no other GPU in the list.
+# Linear params per layer: q, o 8,192^2 + k, v 8,192 x 1,024 (x2) + MLP 3 x 8,192 x 28,672 = 855.6 M;
+# x 80 = 68.45 B; int4 = 0.5 B each -> 34.22 GB; embedding + head 2 x 128,256 x 8,192 x 2 B = 4.20 GB;
+# over 2 GPUs (tensor parallel): (34.22 + 4.20) / 2 = 19.22 GB of weights per GPU.
+# KV per token: 80 x 8 x 128 x 2 (K and V) = 163,840 values.
+_W70_INT4_TP2 = (68_451_041_280 * 0.5 + 2 * 128_256 * 8192 * 2) / 1e9 / 2
+_TWO_4090S = LeverGoal(max_gpus=2)
+
+
+def test_no_pair_works_the_nearest_stack_of_levers_does():
+    # 2 sequences of 16,384 tokens: bf16 KV = 32,768 x 163,840 x 2 B / 2 GPUs = 5.37 GB; with int4 weights
+    # on 2 GPUs that is 29.2 GB (> 25.77): no pair works. FP8 KV halves it to 2.68 GB and chunked prefill
+    # (8,192 tokens at a time) halves the activations: weights 19.22 + scales 0.67 + KV 2.68 + activations
+    # 1.04 = 23.61 GB, CUDA context 0.5 + 5 % x 23.61 = 1.68 GB: 25.29 GB, 0.48 GB free.
+    a = resolve_model("llama-3.1-70b")
+    s = find_levers(a, VramRequest(seq_len=16384, batch=2), GPUS["rtx-4090"], goal=_TWO_4090S,
+                    gpus_catalog=[GPUS["rtx-4090"]])
+    assert s.problem == "does_not_fit" and len(s.levers) == 1 and s.nothing_works is None
+    lv = s.levers[0]
+    assert lv.code == "kv_cache_fp8+chunked_prefill+weights_4bit+more_gpus_tensor_parallel"
+    assert lv.params == {"kv_precision": "fp8", "prefill_chunk_tokens": 8192, "weight_precision": "int4",
+                         "gpus": 2, "tensor_parallel": 2}
+    est = estimate_vram(a, VramRequest(seq_len=16384, batch=2, **lv.params))
+    assert est.components_gb["weights"] == pytest.approx(_W70_INT4_TP2, abs=0.01)
+    assert est.components_gb["kv_cache"] == pytest.approx(32_768 * 163_840 / 1e9 / 2, abs=1e-3)
+    parts = sum(v for k, v in est.components_gb.items() if k != "cuda_context")
+    assert parts == pytest.approx(23.61, abs=0.01) and lv.memory_gb == pytest.approx(parts * 1.05 + 0.5, abs=0.01)
+    assert lv.fits and lv.headroom_gb == pytest.approx(24 * 2**30 / 1e9 - 25.29, abs=0.01)
+    pair = estimate_vram(a, VramRequest(seq_len=16384, batch=2, weight_precision="int4", gpus=2, tensor_parallel=2))
+    assert pair.components_gb["kv_cache"] == pytest.approx(5.37, abs=0.01) and pair.total_gb > 25.77  # no pair fits
+
+
+def test_nothing_in_the_list_works_says_why_with_the_numbers():
+    # 2 x 32,768 tokens: even with FP8 KV (65,536 x 163,840 x 1 B / 2 = 5.37 GB), chunked prefill and int4
+    # weights (19.22 GB) on 2 GPUs it needs 28.1 GB per GPU, more than a 4090's 25.77; the weights are
+    # the largest part.
+    s = find_levers(resolve_model("llama-3.1-70b"), VramRequest(seq_len=32768, batch=2), GPUS["rtx-4090"],
+                    goal=_TWO_4090S, gpus_catalog=[GPUS["rtx-4090"]])
+    assert s.levers == [] and s.nothing_works is not None
+    p = s.nothing_works.params
+    assert s.nothing_works.code == "nothing_works" and p["problem"] == "does_not_fit"
+    assert p["gpu"] == "RTX 4090" and p["gpus"] == 2 and p["gpu_memory_gb"] == pytest.approx(25.77, abs=0.01)
+    assert p["levers"] == ["kv_cache_fp8", "chunked_prefill", "weights_4bit"]
+    assert p["lever_params"] == {"kv_precision": "fp8", "prefill_chunk_tokens": 8192, "weight_precision": "int4"}
+    assert p["largest_component"] == "weights" and p["largest_gb"] == pytest.approx(_W70_INT4_TP2, abs=0.01)
+    assert p["memory_gb"] == pytest.approx(28.11, abs=0.01) and p["memory_gb"] > p["gpu_memory_gb"]
+
+
+def test_an_impossible_speed_target_reports_the_fastest_setup_tried():
+    # 2,000,000 tokens/s per user from Phi-3.5-mini: above any roofline. Decoding reads every weight once
+    # per token, so per-user speed <= bandwidth / weight bytes per GPU: a B200 (8 TB/s) with int4 weights
+    # (3.82 B x 0.5 B = 1.91 GB) over 8 GPUs reads 0.24 GB per token: at most ~33,500 tokens/s.
+    s = find_levers(resolve_model("phi-3.5-mini"), VramRequest(seq_len=4096), GPUS["t4"], gpus_catalog=CATALOG,
+                    engine=VLLM, goal=LeverGoal(min_tokens_per_s_per_user=2_000_000))
+    assert s.problem == "too_slow" and s.levers == []
+    p = s.nothing_works.params
+    assert p["problem"] == "too_slow" and 30.5 < p["best"] < 8e12 / (3.82e9 * 0.5 / 8)
+    assert p["best"] > s.baseline.tokens_per_s_per_user and 1 <= p["gpus"] <= 8
+
+
+def test_service_with_no_gpu_starts_from_the_largest_gpu_on_offer():
+    # after a recommendation that found nothing, the levers start from the GPU with the most memory that has
+    # an on-demand offer, and every GPU is priced at its cheapest GPU-hour (so a bigger GPU is the cheapest)
+    from assistant import api
+
+    s = api.levers(model="llama-3.1-405b", method="full")
+    offered = [g for g in load_gpus() if api.prices(gpu=g.name, pricing="on-demand", limit=1).offers]
+    assert s.baseline.gpu_memory_gb == pytest.approx(max(g.memory_gb for g in offered))
+    # 405B full fine-tuning: 16 B/param x 405.85 B = 6,494 GB of weights, gradients and AdamW states alone
+    assert s.problem == "does_not_fit" and s.baseline.memory_gb > 6494 and s.levers
