@@ -152,8 +152,7 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
 
 
 def _hourly_only(q: Query) -> bool:
-    """The cheapest GPU for a fine-tune or an image pipeline with no data size, image count or load: the
-    cheapest hour of a GPU that holds it (the memory, then the offers) rather than a run nobody sized."""
+    """Cheapest GPU with no data size, image count or load: the cheapest hour of a GPU that holds it."""
     if q.solve_for != "cheapest_gpu" or q.deadline_hours or q.budget_usd_total:
         return False
     if q.model and is_image_pipeline(q.model):
@@ -382,12 +381,9 @@ def _second_round(q: Query, done: Done) -> list[Call]:
             and not q.has_gpu:
         v = next((r for n, _, r in done if n == "vram_calculator" and "total_gb" in r), None)
         if v is not None:
-            a: dict[str, Any] = {"min_vram_gb": round(v["total_gb"], 2), "gpus": 1, "pricing": "on-demand", "limit": 3}
-            if q.providers:
-                a["provider"] = ",".join(q.providers)
-            if q.regions:
-                a["region"] = q.regions[0]
-            return [{"name": "price_query", "args": a}]
+            a = {"min_vram_gb": round(v["total_gb"], 2), "gpus": 1, "pricing": "on-demand", "limit": 3,
+                 "provider": ",".join(q.providers) or None, "region": q.regions[0] if q.regions else None}
+            return [{"name": "price_query", "args": {k: x for k, x in a.items() if x is not None}}]
     return []
 
 
@@ -395,13 +391,10 @@ _RELAXABLE = ("provider", "region", "max_price_usd_per_gpu_hour", "gpus", "prici
 
 
 def relaxations(args: dict[str, Any]) -> list[dict[str, Any]]:
-    """A price query without each of its filters in turn (spot pricing relaxed to on-demand), then
-    without all of them: which filter emptied the list, and the nearest offers without it."""
+    """A price query without each filter in turn (spot relaxed to on-demand), then without all of them."""
     def drop(keys: tuple[str, ...]) -> dict[str, Any]:
         out = {k: v for k, v in args.items() if k not in keys or k == "pricing"}
-        if "pricing" in keys:
-            out["pricing"] = "on-demand"
-        return out | {"limit": 3}
+        return out | {"limit": 3} | ({"pricing": "on-demand"} if "pricing" in keys else {})
     present = tuple(k for k in _RELAXABLE if k in args and (k != "pricing" or args[k] == "spot"))
     out = [drop((k,)) for k in present]
     if len(present) > 1:
@@ -412,8 +405,8 @@ def relaxations(args: dict[str, Any]) -> list[dict[str, Any]]:
 def _relaxed_prices(done: Done) -> list[Call]:
     """Every price query of the turn came back empty: the same queries with their filters relaxed."""
     pq = [(a, r) for n, a, r in done if n == "price_query"]
-    if not pq or any(r.get("offers") or "error" in r for _, r in pq) or any(n != "price_query" and "error" not in r
-                                                                           for n, _, r in done if n != "search_guide"):
+    others = [r for n, _, r in done if n not in ("price_query", "search_guide") and "error" not in r]
+    if not pq or others or any(r.get("offers") or "error" in r for _, r in pq):
         return []
     first = next((a for a, _ in pq if a.get("pricing") != "spot"), pq[0][0])
     calls = [{"name": "price_query", "args": a} for a in relaxations(first)]
@@ -428,10 +421,8 @@ def _image_levers_done(q: Query, done: Done) -> bool:
 
 
 def _way_forward(q: Query, done: Done) -> list[Call]:
-    """After a negative verdict (does not fit, too slow for the user's target, past the deadline, over
-    the budget, no count or length that fits, nothing to recommend), the smallest changes that work.
-    Image pipelines: the same pipeline at lower weight precisions (fp8, GGUF Q4_K_M, NF4), beside the
-    placements every memory result lists."""
+    """After a negative verdict (does not fit, too slow, past the deadline, over budget, no count or length
+    fits, nothing to recommend), the smallest changes that work; image pipelines at lower precisions."""
     if q.model and is_image_pipeline(q.model):
         return _image_precisions(q, done)
     out: list[Call] = []
@@ -463,8 +454,7 @@ def _way_forward(q: Query, done: Done) -> list[Call]:
 
 
 def _speed_forward(q: Query, args: dict[str, Any], r: dict[str, Any]) -> list[Call]:
-    """A speed result that does not fit in memory, or misses the user's tokens/s target: the levers at
-    the batch it was estimated at (a load the tools refuse is not carried into the levers)."""
+    """Speed that does not fit, or misses the target: the levers at the batch it ran at (not a refused load)."""
     a = _vram_args(q) | {"gpu": args["gpu"], "batch": args.get("batch") or 1, "method": "inference"}
     if args.get("precision"):
         a["weight_precision"] = args["precision"]
@@ -493,18 +483,13 @@ def _image_precisions(q: Query, done: Done) -> list[Call]:
     """An image pipeline that does not fit: its memory at each lower precision the image tool supports."""
     from tools.units import weight_format
 
-    out: list[Call] = []
     for name, args, r in done:
-        fit = r.get("fit") if isinstance(r, dict) else None
-        if name != "vram_calculator" or not isinstance(fit, dict) or fit.get("fits") is not False:
-            continue
-        now = args.get("weight_precision")
-        bits = weight_format(now).bits_per_param if now else 16.0
-        for p in _IMAGE_PRECISIONS:
-            if weight_format(p).bits_per_param < bits - 0.01:
-                out.append({"name": "vram_calculator", "args": dict(args) | {"weight_precision": p}})
-        break
-    return out
+        if name == "vram_calculator" and isinstance(r.get("fit"), dict) and r["fit"].get("fits") is False:
+            now = args.get("weight_precision")
+            bits = weight_format(now).bits_per_param if now else 16.0
+            return [{"name": "vram_calculator", "args": dict(args) | {"weight_precision": p}}
+                    for p in _IMAGE_PRECISIONS if weight_format(p).bits_per_param < bits - 0.01]
+    return []
 
 
 def _goal_data(q: Query) -> dict[str, Any]:
