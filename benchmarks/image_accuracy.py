@@ -5,7 +5,8 @@ Usage:
     .venv/bin/python -m benchmarks.image_accuracy --fit      # print fitted rows for knowledge/diffusion_frameworks.csv
 
 Speed rows (tests/data/image_speed_measurements.csv) are predicted with tools.image_speed through the
-catalog; the fit searches each framework's efficiency, bytes per FLOP and launch cost to minimise the
+catalog; the fit searches each framework's matmul, convolution and attention efficiencies, unfused
+elementwise share, per-op CPU and GPU costs and power fraction (tools.image_speed) to minimise the
 summed |log(predicted / measured)|. Leave-one-source-out: refit without one source, predict its rows.
 A framework left with no training rows borrows torch-compile's fit (tensorrt) or diffusers' (others).
 Memory rows (tests/data/image_memory_measurements.csv) are compared like with like: torch's counters

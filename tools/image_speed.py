@@ -218,7 +218,8 @@ def estimate_image_speed(components: Sequence[DiffusionComponent], arch: Diffusi
     ]
     if used < rate * (1 - 1e-9):
         assumptions.append(f"{gpu.name}'s {gpu.board_power_w:g} W board cannot hold the clocks of its peak rate: "
-                           f"about {used:.0f} TFLOPs under this load ({gpu.power_source}).")
+                           f"about {used:.0f} TFLOPs under this load (board power and the chip's TFLOPS per watt at "
+                           "full clocks: knowledge/gpus.csv power_source).")
     if prec not in ("bf16", "fp16", "fp32", "fp8") or (prec == "fp8" and "FP8" not in how):
         assumptions.append(f"{prec} weights are dequantised to 16-bit for the matmuls; the dequantisation cost is not "
                            "modelled (published bitsandbytes/GGUF runs are often slower than bf16).")
