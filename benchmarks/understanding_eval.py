@@ -122,7 +122,8 @@ def fact_ok(key: str, want: Any, got: Any) -> bool:
         return got is not None and alias.get(str(want).lower(), str(want).lower()) == alias.get(str(got).lower(), str(got).lower())
     if key == "lora_targets":  # "q_proj and v_proj" and "q,v" name the same modules
         def mods(x):
-            return sorted(re.sub(r"_proj$", "", m.strip()) for m in (x if isinstance(x, list) else str(x).split(",")))
+            return sorted(re.sub(r"_proj$", "", re.sub(r"[\s-]+", "-", m.strip().lower()))
+                          for m in (x if isinstance(x, list) else str(x).split(",")))
         return got is not None and mods(want) == mods(got)
     if key == "optimizer":
         return got is not None and str(want).replace("_", "").lower() == str(got).replace("_", "").lower()

@@ -119,8 +119,8 @@ def _measure_intents(e: _Evidence) -> None:
         e.add("recommend")
     if "speed" in cues and (e.has_model or e.has_gpu or e.image):
         e.add("speed")
-    if "fit" in cues and q.gpu_unknown and not e.has_model:
-        e.add("fit")  # "I'm on a GTX 1080, can it run anything?": the card is asked about
+    if "fit" in cues and not e.has_model and (q.gpu_unknown or q.concurrent_users):
+        e.add("fit")  # "I'm on a GTX 1080, can it run anything?", "how much GPU for 100 users?": asked back for the model
     if q.min_tokens_per_s and e.has_model and not e.has_gpu:
         e.add("recommend")
     if e.image and (cues & {"speed", "train_time", "cost"} or q.images or q.solve_for in ("cheapest_gpu", "min_gpu_count")):
@@ -138,7 +138,8 @@ def _measure_intents(e: _Evidence) -> None:
                 e.add("cost")
     if "prices" in cues and (e.has_gpu or q.providers or (not e.has_model and not e.training and patterns("domain").search(e.t))):
         hourly = pattern_map("units")["per_hour"].search(e.t)
-        e.add("prices" if not e.has_model or not e.intents or hourly else "cost")
+        e.add("cost" if e.has_model and e.training and not hourly else
+              "prices" if not e.has_model or not e.intents or hourly else "cost")  # a training job's price is its cost
     if q.duration_hours and e.has_gpu and cues & {"recommend", "compare", "prices"} and "cost" not in e.intents:
         e.add("cost")  # "which one for a 3-day job on 8 GPUs?": the job's cost decides
     if q.budget_usd_per_hour and e.has_model and not e.has_gpu:
@@ -168,7 +169,8 @@ def _compare_and_guide(e: _Evidence) -> None:
     numbers = set(q.facts()) - {"billing", "providers", "gpus", "regions", "method", "spot"}
     why = _hint("why", t)
     if "guide" in cues and not q.model and (patterns("domain").search(t) or q.gpus) and \
-            (not q.has_gpu and (not numbers or not (q.has_model or q.gpu_memory_gb or q.storage_gb or q.egress_gb or q.billing))
+            (not q.has_gpu and (not numbers or not (q.has_model or q.gpu_memory_gb or q.storage_gb or q.egress_gb or q.billing)
+                                and not cues & {"fit", "speed", "train_time", "cost", "recommend"})
              or why and not numbers):  # nothing to compute with: the guide answers
         e.intents[:] = ["guide"] + [i for i in e.intents if i == "compare"]
 
@@ -187,6 +189,8 @@ def _intents(t: str, q: Query) -> None:
     _compare_and_guide(e)
     _implied(q, e.intents, e.cues, t)
     intents = e.intents or ["out_of_scope"]
+    if patterns("off_topic").search(t) and not (e.has_model or q.gpus or q.providers):
+        intents = ["out_of_scope"]  # "a joke about GPUs": not a question the tools answer
     if q.injection and not ((e.has_model or e.has_gpu) and explicit):
         intents = ["out_of_scope"]  # only instructions to the assistant; a real question beside them is answered
     q.intents = intents
@@ -237,6 +241,8 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
         add("guide")
     if "cost" in intents and training:
         add("train_time")  # the cost of a run rests on its hours
+    if training and q.deadline_hours and q.has_model and intents and intents[0] not in ("guide", "out_of_scope", "help"):
+        add("train_time")  # "done in <6 hrs ... will it make it?": the time decides
     image = bool(q.model) and is_image_pipeline(q.model)
     if image and (q.images or "cost" in cues) and ("recommend" in intents or q.solve_for == "cheapest_gpu"):
         add("cost")  # the cheapest GPU for a batch of images is judged by the job's total

@@ -56,7 +56,8 @@ def _unknown_model(text: str) -> Span | None:
 
 
 _UNKNOWN_GPU = re.compile(r"\b((?:gtx|rtx|tesla|quadro|radeon|rx|geforce|instinct)\s?[a-z]?\d{3,4}\w*(?: ti)?|nvidia\s+[a-z]{1,2}\d{2,4}\w*|"
-                          r"(?:[abhlv]|mi|gb|b)\d{2,3}[a-z]?)\b")
+                          r"(?:[abhlv]|mi|gb|b)\d{2,3}[a-z]?|"
+                          r"[a-z]{1,2}\d{3,4}(?: (?:ultra|pro|max|super|ti))?(?=\s*(?:card|gpu|کارڈ|جی پی یو)))\b")  # "X200 Ultra کارڈ"
 
 
 @dataclass(frozen=True)

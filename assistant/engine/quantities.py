@@ -29,6 +29,7 @@ class Roles:
     precision_bits: list[tuple[int, int]] = field(default_factory=list)  # (bits, position) for "8-bit"
     text: str = ""
     image: bool = False  # the question names an image pipeline (its name is blanked out of `text`)
+    low_left: dict[int, str] = field(default_factory=dict)  # a range's upper end -> the words before its lower end
 
 
 def _unit(key: str) -> re.Pattern:
@@ -66,12 +67,20 @@ def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], h
     """Give each number of `text` its role; `gpu_spans` are where GPU names were found; `image`: the
     model named is an image pipeline."""
     r = Roles(text=text, image=image)
+    corrections = [m.start() for m in patterns("correction").finditer(text)]
     _resolution(text, nums, r)
     for i, n in enumerate(nums):
         if i in r.used:
             continue
         right = text[n.end:n.end + 80]
         left = text[max(0, n.start - 40):n.start]
+        if i + 1 < len(nums) and re.fullmatch(r"\s*(?:-|–|to|se|تا|سے)\s*", text[n.end:nums[i + 1].start]) and \
+                nums[i + 1].value > n.value and not n.is_word and not re.search(r"\bfrom\s*$", left):
+            r.used.add(i)  # "$200-300", "2-4k tokens": the upper end, read with the words around the whole range
+            r.role_of[i] = "_range_low"
+            r.low_left[i + 1] = left
+            continue
+        left = r.low_left.get(i, left)
         role = _role(text, n, right, left, gpu_spans, has_model, nums, i, r)
         if role is None:
             continue
@@ -85,7 +94,9 @@ def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], h
             r.values.setdefault("storage_gb", value)
             r.values.setdefault("egress_gb", value)
         if name in r.values and abs(r.values[name] - value) > 1e-9 * max(1.0, abs(value)):
-            if not _replaces(name, left, right, r.values[name]):
+            before = [nums[j].start for j, role in r.role_of.items() if role == name]
+            corrected = any(b < c < n.start for c in corrections for b in before)  # "3 epochs ... sorry, 2"
+            if not corrected and not _replaces(name, left, right, r.values[name]):
                 continue  # a second value for a role already filled: reported as not used, never swallowed
             for j, role in list(r.role_of.items()):
                 if role == name:
@@ -187,7 +198,7 @@ def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model,
     """Contexts, tokens, prompts, examples, users in batches."""
     v = n.value
     if _starts(_unit("context"), right) or re.search(r"(?:context|ctx|context length|context window|seq(?:uence)?(?:[ _-]?len(?:gth)?)?|max[ _-]?len)\s*(?:of|=|:|is|at|to|length)?\s*(?:~|about|around)?\s*$", left) \
-            or re.search(r"(?:کانٹیکسٹ|سیاق|(?:سیکوئنس|سیکوینس|سیکوینس) ?(?:لمبائی|لینتھ)?)\s*$", left):
+            or re.search(r"(?:کانٹیکسٹ|سیاق|(?:سیکوئنس|سیکوینس|سیکوینس) ?(?:لمبائی|لینتھ)?)\s*(?:تقریباً|تقریبا|لگ بھگ|taqreeban)?\s*$", left):
         return ("context_tokens", _ctx(n))
     m_kind = re.match(r"\s*(output|prompt|input|context|generated|new)\s+tokens?\b", right) or \
         re.match(r"\s*[- ]?tokens?\s+(repl(?:y|ies)|answers?|responses?|outputs?)\b", right)
@@ -198,7 +209,8 @@ def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model,
         return (role, _ctx(n))
     if re.match(r"\s*in\s*[/,]\s*\d", right):
         return ("prompt_tokens", _ctx(n))  # "512 in / 256 out"
-    if re.match(r"\s*out\b", right) and re.search(r"(?:tokens?\s+)?in\b\s*[/,]?\s*$|tokens?\s+in\b", left[-40:]):
+    if re.match(r"\s*out\b", right) and (re.search(r"(?:tokens?\s+)?in\b\s*[/,]?\s*$|tokens?\s+in\b", left[-40:]) or
+                                         re.search(r"\btok(?:en)?s?\b|prompt", left[-60:])):
         return ("output_tokens", n.value)  # "~6000 tokens in, 400 out"
     if _starts(_unit("tokens"), right) or re.match(r"\s*[- ]?token", right):
         return _token_role(n, right, left, nums, i, r)
@@ -280,6 +292,12 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
         if _unit("examples").search(left[-60:]) or re.search(r"chats?|tickets|emails|texts|transcripts", left[-60:]):
             return ("examples", v)  # "eighty thousand of them" after "chats"
         return ("gpu_count", v)  # "on 4 of them": the GPUs talked about
+    if 0 < v <= 64 and v == int(v) and re.match(r"\s*(?:hi |hee |ہی )?(?:kafi|kaafi|کافی|enough)\b", right) and \
+            not re.search(r"(?:gb|vram|memory|میموری)\W*$", left):
+        return ("gpu_count", v)  # "1 hi kafi ho ga?": is that many GPUs enough
+    if 0 < v <= 64 and v == int(v) and len(r.text.split()) <= 8 and re.search(r"\b(?:get|have|use|take|rent|only)\W*$", left) \
+            and re.match(r"\s*[?.!]*$", right):
+        return ("gpu_count", v)  # "what if we only get 4"
     if 0 < v <= 64 and v == int(v) and len(r.text.split()) <= 6 and re.match(r"\s*(?:pe|par|پر|on)\s*[?.!]*$", right):
         return ("gpu_count", v)  # "acha 2 pe?", "and on 4?": the GPUs talked about
     if _starts(_unit("gpus"), right) and not re.match(r"\s*x\b", right):
@@ -369,6 +387,9 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
         far = left[-50:]
         cues = [(m.end() - 25, role) for pat, role in ((_PROMPT_NEAR, "prompt_tokens"), (_OUTPUT_NEAR, "output_tokens"))
                 for m in pat.finditer(far) if len(m.group()) > 3]
+    if "examples" in r.values and re.search(r"(?:examples?|samples?|rows?|records?|pairs?|docs?|conversations?|chats?|"
+                                             r"مثالیں|مثالوں)\W{0,3}$", left):
+        return ("tokens_per_example", n.value)  # "10k samples 512 tok"
     if each_word and "examples" in r.values and not re.search(r"(?:each|per|har|ہر)\s+(?:prompt|input|request|answer|output|response)", near_l):
         return ("tokens_per_example", n.value)  # "25k question-answer pairs, maybe 300 tokens each"
     if cues and (not each_word or re.search(r"(?:each|per|har|ہر)\s+(?:prompt|input|request|answer|output|response)", near_l)

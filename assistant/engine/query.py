@@ -154,6 +154,8 @@ def merge(prev: Query, new: Query) -> Query:
                 injection=new.injection)
     if "solve_for" not in stated and new.gpus and prev.solve_for in _PICKS_A_GPU:
         data["solve_for"] = None  # "and on an L4?" after "the cheapest GPU": the GPU is now given
+    if "solve_for" not in stated and new.gpu_count and prev.solve_for == "min_gpu_count":
+        data["solve_for"] = None  # "would 1 be enough with QLoRA?": the count is now given
     return Query.model_validate(data)
 
 

@@ -271,6 +271,8 @@ def _read_numbers(t: str, q: Query, name_spans: list[tuple[int, int]], gpu_spans
     roles = assign_roles(t, nums, gpu_spans, bool(q.model or q.model_unknown), image)
     ints = {"gpu_count", "context_tokens", "prompt_tokens", "output_tokens", "batch", "concurrent_users", "examples",
             "tokens_per_example", "lora_rank", "images", "resolution", "steps"}
+    if "_nodes" in roles.values and "gpu_count" in roles.values:
+        roles.values["gpu_count"] *= roles.values["_nodes"]  # "4 nodes x 8 H100": 32 GPUs in all
     for k, v in roles.values.items():
         if k.startswith("_"):
             continue
@@ -307,7 +309,7 @@ def _read_words(t: str, q: Query) -> None:
             re.search(r"kv[- ]?cache\s*(?:in|at|as|to|with|=|:)?\s*$", t[max(0, sp.start - 20):sp.start])
         if kv_span:
             q.kv_precision = q.kv_precision or ("int8" if sp.value == "int8" else sp.value)
-        elif not re.match(r"[- ]?\s*(?:adam|optim|paged)", t[sp.end:sp.end + 8]):
+        elif not (sp.value in ("int8", "int4") and re.match(r"[- ]?\s*(?:adam|optim|paged)", t[sp.end:sp.end + 8])):
             weights.append(sp.value)
     prec = next((p for p in order if p in weights), None)
     if prec and (q.precision is None or q.precision in _BITS.values()):

@@ -271,3 +271,37 @@ def test_a_named_engine_wins_over_a_format_and_formats_are_not_models():
 def test_a_family_named_after_its_member_is_that_member():
     q = understand("why does my 4090 sometimes generate faster than an A100 40gb?? isn't the A100 way stronger")
     assert q.gpus == ["RTX 4090", "A100 40GB"]
+
+
+# --- written for batch 11's failure classes ---
+
+@pytest.mark.parametrize("text, facts", [
+    # a correction after the first value replaces it
+    ("qlora on llama 3 8b, 50k examples avg 512 tok, 3 epochs on a single A100 80GB — wait sorry it's 2 epochs not 3",
+     {"epochs": 2}),
+    ("Gemma 2 27B کو ایک 24GB کارڈ پر... نہیں معاف کیجیے، 48GB کارڈ پر، int8 میں چلا سکتے ہیں؟", {"gpu_memory_gb": 48}),
+    # a range: its upper end, read with the words around the whole range
+    ("have like $200-300 total to fine-tune qwen2.5 7b w lora on ~30k samples", {"budget_usd_total": 300}),
+    ("prompts are roughly 2-4k tokens, ~300 out, llama 3.1 8b. is one L40S enough", {"output_tokens": 300}),
+    # nodes times GPUs per node; tokens right after the examples phrase
+    ("4 nodes x 8 H100 for pretraining, which providers give infiniband", {"gpu_count": 32}),
+    ("llama 3.1 8b lora ft, 10k samples 512 tok, 3 epochs", {"tokens_per_example": 512, "examples": 10000}),
+    # "bf16 adamw" is 16-bit weights with AdamW
+    ("full ft of llama 3.1 8b, bf16 adamw, 200M tokens, 2 epochs on 8x H100", {"precision": "bf16", "optimizer": "adamw"}),
+    ("کیا میں Llama 3.1 8B کو RTX 4090 پر fp16 میں چلا سکتا ہوں؟ کانٹیکسٹ تقریباً 16k رکھنا ہے", {"context_tokens": 16384}),
+])
+def test_batch11_classes(text, facts):
+    got = understand(text).facts()
+    for k, v in facts.items():
+        assert got.get(k) == (pytest.approx(v) if isinstance(v, (int, float)) else v), (k, got)
+
+
+def test_a_short_follow_up_count_is_the_gpu_count():
+    q = understand_dialogue(["full ft of llama 3.1 8b, 200M tokens on 8x H100 — how long?", "what if we only get 4"])
+    assert q.gpu_count == 4 and q.gpus == ["H100"]
+    q = understand_dialogue(["70b model ka full finetune krna ho to kitne H100 chahiye?", "aur qlora se kren to 1 hi kafi ho ga?"])
+    assert q.gpu_count == 1 and q.solve_for is None and q.method == "qlora"
+
+
+def test_a_joke_about_gpus_is_off_topic():
+    assert understand("yaar koi acha sa joke sunao gpu k baray me").intents == ["out_of_scope"]
