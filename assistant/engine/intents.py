@@ -38,7 +38,8 @@ def finalize(q: Query, keep_intents: list[str] | None = None) -> Query:
     budget_only = set(q.intents) <= {"cost", "prices", "recommend"} and bool(q.budget_usd_total or q.budget_usd_per_hour) \
         and "recommend" in (keep_intents or [])
     if keep_intents and (not q.intent_cued or budget_only):  # "and if the budget is $300?" keeps the recommendation
-        q.intents = list(keep_intents)
+        asks_guide = "guide" in cue_set("intent_cues", t) and "guide" not in keep_intents
+        q.intents = list(keep_intents) + (["guide"] if asks_guide else [])  # "and how often should I checkpoint?"
         _implied(q, q.intents, cue_set("intent_cues", t), t)
     _default_method(q)
     _check_ranges(q)
@@ -136,7 +137,9 @@ def _measure_intents(e: _Evidence) -> None:
                 e.add("recommend")  # a budget and no GPU: which GPU (a training run's cost comes with it)
             if not pick or "cost" in cues:
                 e.add("cost")
-    if "prices" in cues and (e.has_gpu or q.providers or (not e.has_model and not e.training and patterns("domain").search(e.t))):
+    if "prices" in cues and e.has_model and not e.has_gpu and not q.providers:
+        e.add("cost")  # "price that out for a month": the cost on the GPU that would serve it
+    elif "prices" in cues and (e.has_gpu or q.providers or (not e.has_model and not e.training and patterns("domain").search(e.t))):
         hourly = pattern_map("units")["per_hour"].search(e.t)
         e.add("cost" if e.has_model and e.training and not hourly else
               "prices" if not e.has_model or not e.intents or hourly else "cost")  # a training job's price is its cost
@@ -166,7 +169,7 @@ def _compare_and_guide(e: _Evidence) -> None:
         e.add("guide")
     if "compare" in e.intents and _hint("either_or", t) and len(q.gpus) >= 2 and "recommend" not in e.intents:
         e.add("recommend")  # "A6000 or L40S?": which one to take
-    numbers = set(q.facts()) - {"billing", "providers", "gpus", "regions", "method", "spot"}
+    numbers = set(q.facts()) - {"billing", "providers", "gpus", "regions", "method", "spot", "both_pricing"}
     why = _hint("why", t)
     if "guide" in cues and not q.model and (patterns("domain").search(t) or q.gpus) and \
             (not q.has_gpu and (not numbers or not (q.has_model or q.gpu_memory_gb or q.storage_gb or q.egress_gb or q.billing)
@@ -212,8 +215,8 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
     if "recommend" in intents and q.has_model:
         add("fit")
         add("prices")
-        if (q.concurrent_users or 0) > 1 and not training:
-            add("speed")  # a GPU for N users at once is judged by its tokens/s per user too
+        if ((q.concurrent_users or 0) > 1 or q.method == "inference") and not training:
+            add("speed")  # a GPU to serve on is judged by its tokens/s too
         if training and (q.examples or q.dataset_tokens or q.budget_usd_total):
             add("train_time")
             add("cost")
@@ -239,8 +242,8 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
             add("speed")
     if q.billing and "cost" in intents:
         add("guide")
-    if "cost" in intents and training:
-        add("train_time")  # the cost of a run rests on its hours
+    if "cost" in intents and training and (q.has_model or not (q.storage_gb or q.egress_gb)):
+        add("train_time")  # the cost of a run rests on its hours ("after training, 1.2TB out" is an egress cost)
     if training and q.deadline_hours and q.has_model and intents and intents[0] not in ("guide", "out_of_scope", "help"):
         add("train_time")  # "done in <6 hrs ... will it make it?": the time decides
     image = bool(q.model) and is_image_pipeline(q.model)

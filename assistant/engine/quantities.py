@@ -197,6 +197,9 @@ def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
 def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):
     """Contexts, tokens, prompts, examples, users in batches."""
     v = n.value
+    if n.is_word and not n.value % 1000 and re.search(r"(?:per|فی|fi|a|/)\s*$", left) and n.text.split()[0] == n.scale and \
+            re.match(r"\s*(?:tokens?|toks?|ٹوکن|ٹوکنز)", right):
+        return ("_per_unit", v)  # "$ per million tokens", "فی ملین ٹوکن": a unit of price, not an amount
     if _starts(_unit("context"), right) or re.search(r"(?:context|ctx|context length|context window|seq(?:uence)?(?:[ _-]?len(?:gth)?)?|max[ _-]?len)\s*(?:of|=|:|is|at|to|length)?\s*(?:~|about|around)?\s*$", left) \
             or re.search(r"(?:کانٹیکسٹ|سیاق|(?:سیکوئنس|سیکوینس|سیکوینس) ?(?:لمبائی|لینتھ)?)\s*(?:تقریباً|تقریبا|لگ بھگ|taqreeban)?\s*$", left):
         return ("context_tokens", _ctx(n))
@@ -255,8 +258,9 @@ def _misc_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
     v = n.value
     if _starts(_unit("epochs"), right) or re.search(r"epochs?\s*(?:=|:|of)?\s*$", left):
         return ("epochs", v) if v <= 1000 else None
-    if re.search(r"(?:batch(?:[- ]?size)?|micro-?batch(?:[- ]?size)?|\bbs|mbs|بیچ(?: سائز)?)[\s-]*(?:of|=|:|is)?\s*$", left) or \
-            re.match(r"\s*(?:batch|بیچ)", right):
+    if re.search(r"(?:batch(?:ing|ed)?(?:[- ]?size)?|micro-?batch(?:[- ]?size)?|\bbs|mbs|بیچ(?: سائز)?)[\s-]*(?:of|=|:|is)?\s*$", left) or \
+            re.match(r"\s*(?:(?:requests?|prompts?|sequences?|images?|queries|درخواستیں|ایک|ساتھ|together|in|a|one)\s+){0,3}"
+                     r"(?:batch(?:ed)?|بیچ)", right):  # "batching 32 requests", "۶۴ درخواستیں ایک ساتھ بیچ"
         return ("batch", v)
     if _starts(_unit("users"), right):
         return ("concurrent_users", v)
@@ -412,6 +416,8 @@ def _time_role(hours: float, left: str, right: str) -> tuple[str, float]:
     if re.search(r"(?:kills?|limit|cap|time ?out|times out|cut ?off|max(?:imum)? (?:session|runtime))\b[^.?!]{0,20}$", left):
         return ("deadline_hours", hours)  # "kaggle kills the session at 12h"
     cue = patterns("deadline_cues")
+    if re.search(r"(?:call it|say|i\.e\.|that'?s|so|roughly)\s*~?\s*$", left) and cue and cue.search(left[-40:]):
+        return ("deadline_hours", hours)  # "by Friday — call it 48 hours"
     l_tail = left[-10:]  # "by 6 hours", "within 2 days": the cue sits right before the amount
     if re.match(r"\s*\w*\s*(?:tak|تک)\s+(?:musalsal|lagatar|مسلسل|لگاتار|روزانہ|چل)", right):
         return ("duration_hours", hours)  # "ایک ہفتے تک مسلسل چلانے": for a week, non-stop

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 __all__ = ["INTENTS", "SOLVE_FOR", "Query", "merge"]
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -121,6 +122,7 @@ _RESET_ON_NEW_MODEL = ("method", "precision", "context_tokens", "prompt_tokens",
                        "lora_targets", "images", "resolution", "steps", "solve_for")
 
 
+_EACH_ONE = r"^\s*(?:each (?:one|of them|participant|student|person)|ہر (?:ایک|طالب علم|شریک)|har ek)\b"
 _PICKS_A_GPU = ("cheapest_gpu", "fastest_gpu", "min_gpu_memory")  # unknowns that are a GPU, not a number
 
 
@@ -140,7 +142,8 @@ def merge(prev: Query, new: Query) -> Query:
             if k not in stated and not same:
                 data[k] = Query.model_fields[k].get_default(call_default_factory=True)
         carried = [k for k in carried if (same or k not in _RESET_ON_NEW_MODEL) and k not in ("model", "params_b", "model_unknown")]
-    if new.gpus or new.gpu_memory_gb or new.gpu_unknown:
+    to_cloud = patterns("cloud_switch").search(new.text.lower())  # "nah forget local, ... in the cloud"
+    if new.gpus or new.gpu_memory_gb or new.gpu_unknown or to_cloud:
         for k in ("gpus", "gpu_memory_gb", "gpu_unknown"):
             data[k] = getattr(new, k)
         carried = [k for k in carried if k not in ("gpus", "gpu_memory_gb", "gpu_unknown")]
@@ -154,6 +157,8 @@ def merge(prev: Query, new: Query) -> Query:
                 injection=new.injection)
     if "solve_for" not in stated and new.gpus and prev.solve_for in _PICKS_A_GPU:
         data["solve_for"] = None  # "and on an L4?" after "the cheapest GPU": the GPU is now given
+    if new.gpu_count is None and prev.concurrent_users and re.search(_EACH_ONE, new.text.lower()):
+        data["gpu_count"] = prev.concurrent_users  # "12 participants." ... "each one will QLoRA ... on a T4"
     if "solve_for" not in stated and new.gpu_count and prev.solve_for == "min_gpu_count":
         data["solve_for"] = None  # "would 1 be enough with QLoRA?": the count is now given
     return Query.model_validate(data)

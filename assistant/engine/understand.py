@@ -35,7 +35,7 @@ def _negated(t: str, start: int, end: int | None = None) -> bool:
     """English-style negation before the words ("not LoRA", "without spot"), or Urdu-style after
     them ("LoRA نہیں", "spot nahi", "کوانٹائزیشن کے بغیر")."""
     neg, after = patterns("negation"), patterns("negation_after")
-    before = t[max(0, start - 16):start]
+    before = t[max(0, start - 22):start]
     if neg and neg.search(before) and not re.search(r"\b(?:but|instead|rather)\b", before[-8:]):
         return True
     if end is not None and after:
@@ -144,6 +144,8 @@ def _named_model(raw: str, t: str) -> Any:
         return None
     if re.fullmatch(r"(?:[A-Z][a-z]+ )?(?:GPU|GPUs|RTX|GTX|AWS|GCP|Azure|Lambda|RunPod|Vast|NVIDIA|AMD)\b.*", name):
         return None
+    if len(name) < 5 and not re.search(r"[\d-]", name):
+        return None  # "SaaS", "MVP": short words in capitals are not model names
     first = re.split(r"[\s-]+", name)[0].lower()
     if any(find_concepts(f" {first} ", key) for key in ("precision", "method", "engine")):
         return None  # "GPTQ vs GGUF", "QLoRA-Adapter": formats and methods, not models
@@ -261,6 +263,9 @@ def _unique(xs: list) -> list:
     return out
 
 
+_EACH = re.compile(r"(?:\beach(?: one| of them| participant| student| person)?\b|\bper (?:student|participant|person)\b|"
+                   r"ہر (?:ایک|طالب علم|شریک)|\bhar ek\b)[^.?!]{0,30}?(?:\bgpus?\b|\bgets?\b|\bneeds?\b|\bwill\b|"
+                   r"\bruns?\b|\bto run\b|\bq?lora\b|\bfine-?tune|\btrain|جی پی یو|gpu|ملے|کرے)")  # a GPU each
 _NOT_ROMAN = frozenset({"en", "ur"})  # Roman Urdu number words ("do", "sat", "tin") only in Roman Urdu text
 
 
@@ -306,7 +311,7 @@ def _read_words(t: str, q: Query) -> None:
         if _negated(t, sp.start, sp.end):
             continue
         kv_span = re.match(r"\s*kv", t[sp.end:sp.end + 4]) or \
-            re.search(r"kv[- ]?cache\s*(?:in|at|as|to|with|=|:)?\s*$", t[max(0, sp.start - 20):sp.start])
+            re.search(r"kv[- ]?(?:cache|کیش)\s*(?:in|at|as|to|with|=|:|میں)?\s*$", t[max(0, sp.start - 20):sp.start])
         if kv_span:
             q.kv_precision = q.kv_precision or ("int8" if sp.value == "int8" else sp.value)
         elif not (sp.value in ("int8", "int4") and re.match(r"[- ]?\s*(?:adam|optim|paged)", t[sp.end:sp.end + 8])):
@@ -339,16 +344,24 @@ def _read_words(t: str, q: Query) -> None:
             for phrase, n in lx.get("user_phrases", {}).items():
                 if re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", t):
                     q.concurrent_users = n
+    people = patterns("people_each").search(t)
+    if people and q.gpu_count is None and _EACH.search(t[people.end():]):
+        q.gpu_count = int(people.group(1))  # "24 students, each runs Llama 8B": a GPU each
+        if q.concurrent_users == q.gpu_count:
+            q.concurrent_users = None
     if q.gpu_count is None and q.gpus and re.search(r"\b(?:on|fit on|run on) (?:one|a single|just one)\s*[?.!]*$", t):
         q.gpu_count = 1
     q.injection = q.injection or bool(patterns("injection").search(t))
-    m_day = re.search(r"(\d+(?:\.\d+)?)\s*(?:days?|din|دن)\b", t)
+    m_day = re.search(r"(\d+(?:\.\d+)?)\s*(?:days?|din|دن)\b", t) or \
+        re.search(r"(?:(?:a|one|ek|ایک)\s+)?(?P<month>month|mahin[ae]y?|مہینے|مہینہ)\b", t)
     m_hpd = re.search(r"(?:daily|per day|a day|each day|roz(?:ana)?|har din|روزانہ|ہر دن)\D{0,12}(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h\b|ghante|گھنٹے)"
                       r"|(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h\b|ghante|گھنٹے)\s*(?:a|per|each|every)?\s*(?:day|daily|roz|روزانہ)", t)
     if m_day and m_hpd:
-        q.duration_hours = float(m_day.group(1)) * float(m_hpd.group(1) or m_hpd.group(2))
+        days = 30.0 if "month" in m_day.groupdict() and m_day.group("month") else float(m_day.group(1))
+        q.duration_hours = days * float(m_hpd.group(1) or m_hpd.group(2))  # "8 hours a day for a month": 30 days of 8 h
         q.deadline_hours = None
-        for txt in (m_day.group(1), m_hpd.group(1) or m_hpd.group(2)):
+        for txt in ((m_hpd.group(1) or m_hpd.group(2)),) if days == 30.0 and "month" in m_day.groupdict() else \
+                (m_day.group(1), m_hpd.group(1) or m_hpd.group(2)):
             q.number_uses[txt] = "duration_hours"
             q.not_used = [x for x in q.not_used if x != txt]
     phrase_duration = False
@@ -439,7 +452,8 @@ def understand_turn(text: str, prior: Query | None) -> Query:
         return q
     merged = merge(prior, q)
     t = normalise(text)
-    if pattern_map("intent_cues")["compare"].search(t) or pattern_map("intent_cues")["recommend"].search(t):
+    weighing = pattern_map("hints")["tradeoff"].search(t) and re.search(r"switch\w*|moving|instead", t)
+    if pattern_map("intent_cues")["compare"].search(t) or pattern_map("intent_cues")["recommend"].search(t) or weighing:
         # "compare both", "which one is cheaper": every GPU / provider named in the thread is a side
         merged.gpus = _unique(prior.seen_gpus + merged.gpus)
         merged.providers = _unique(prior.seen_providers + merged.providers)

@@ -305,3 +305,46 @@ def test_a_short_follow_up_count_is_the_gpu_count():
 
 def test_a_joke_about_gpus_is_off_topic():
     assert understand("yaar koi acha sa joke sunao gpu k baray me").intents == ["out_of_scope"]
+
+
+# --- written for batch 12's failure classes ---
+
+@pytest.mark.parametrize("text, facts", [
+    ("can i pretrain a 2 quadrillion parameter model on a single T4 in one hour for five bucks", {"params_b": 2_000_000}),
+    ("Will batching 32 requests on an H100 raise total throughput for Mistral 7B vs batch 1?", {"batch": 32}),
+    ("vLLM کے ساتھ H100 پر Mistral 7B کی کل throughput کتنی ہو سکتی ہے اگر ۶۴ درخواستیں ایک ساتھ بیچ ہوں؟", {"batch": 64}),
+    ("اگر روزانہ ۸ گھنٹے چلائیں تو ایک مہینے کے لیے L4 کرائے پر لینے کا خرچ کتنا ہوگا؟", {"duration_hours": 240}),
+    ("20k Flux dev images by Friday — call it 48 hours — how many H100s?", {"deadline_hours": 48}),
+    ("not interested in spot. on-demand A100 80GB — which provider is cheapest?", {"spot": False}),
+    ("VRAM for a 7B model with batch size -4 and context length 0?", {"params_b": 7, "batch": -4, "context_tokens": 0}),
+    ("24 students, each needs to run Llama 3.1 8B in bf16 for a 3 hour lab", {"gpu_count": 24}),
+])
+def test_batch12_classes(text, facts):
+    got = understand(text).facts()
+    for k, v in facts.items():
+        assert got.get(k) == (pytest.approx(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v), (k, got)
+
+
+def test_per_million_tokens_is_a_price_unit_not_a_context():
+    q = understand("Llama 3.1 70B کو fp8 میں چلانے کے لیے H100 اور H200 میں کتنا فرق ہے؟ فی ملین ٹوکن قیمت بھی بتائیں۔")
+    assert q.context_tokens is None and "cost" in q.intents
+    assert understand("FLUX.1-schnell, 4 steps, 1024px on an H100, cost per thousand images?").images == 1000
+
+
+def test_the_kv_cache_in_urdu_is_the_kv_precision():
+    q = understand_dialogue(["میں ایک 70B ماڈل کو int4 میں چلانا چاہتا ہوں۔", "۳۲k کانٹیکسٹ اور ۸ صارفین۔ کتنی VRAM چاہیے؟",
+                             "اور اگر KV کیش fp8 میں ہو تو؟"])
+    assert q.precision == "int4" and q.kv_precision == "fp8"
+
+
+def test_moving_to_the_cloud_drops_the_local_card():
+    q = understand_dialogue(["i got a laptop with a 4070, 8gb.", "what's the biggest llama i can run locally at 4bit?",
+                             "nah forget local, what would it cost to run llama 3.1 70b 4bit in the cloud for like 3 hours"])
+    assert not q.gpus and not q.gpu_memory_gb and "recommend" in q.intents and "cost" in q.intents
+
+
+def test_a_workshop_gives_each_participant_a_gpu():
+    q = understand_dialogue(["Planning a hands-on LLM workshop, 12 participants.",
+                             "Each one will QLoRA Llama 3.2 3B for about 2 hours on a T4.",
+                             "Total GPU bill if we use GCP? And would switching to L4 change much?"])
+    assert q.gpu_count == 12 and q.gpus == ["T4", "L4"] and "cost" in q.intents
