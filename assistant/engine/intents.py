@@ -129,7 +129,10 @@ def _measure_intents(e: _Evidence) -> None:
     if "train_time" in cues and (e.has_model or e.training or e.image):
         batch_inference = e.image or q.method == "inference" or q.examples or q.prompt_tokens
         e.add("speed" if not e.training and batch_inference else "train_time")
-    if "cost" in cues or q.budget_usd_total or q.egress_gb or q.storage_gb or (q.billing and not e.has_model):
+    hourly_only = pattern_map("units")["per_hour"].search(e.t) and "prices" in cues and not (
+        q.duration_hours or q.dataset_tokens or q.examples or q.images or q.budget_usd_total or q.egress_gb or q.storage_gb
+        or e.training or q.billing or e.has_model or (q.gpu_count or 0) > 1)  # "how much is an H100 per hour?" asks a price, not a job's cost
+    if ("cost" in cues and not hourly_only) or q.budget_usd_total or q.egress_gb or q.storage_gb or (q.billing and not e.has_model):
         if e.has_model or e.has_gpu or q.billing or q.egress_gb or q.storage_gb or e.training or e.image:
             pick = bool(q.budget_usd_total or q.budget_usd_per_hour) and e.has_model and not e.has_gpu and \
                 ("cost" not in cues or e.training)

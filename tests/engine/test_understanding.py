@@ -348,3 +348,8 @@ def test_a_workshop_gives_each_participant_a_gpu():
                              "Each one will QLoRA Llama 3.2 3B for about 2 hours on a T4.",
                              "Total GPU bill if we use GCP? And would switching to L4 change much?"])
     assert q.gpu_count == 12 and q.gpus == ["T4", "L4"] and "cost" in q.intents
+
+
+def test_an_hourly_price_is_a_price_not_a_job_cost():
+    assert "cost" not in understand("how much is a p4d.24xlarge per hour in us-east-1?").intents
+    assert "cost" in understand("What would a 50,000 GPU cluster of H100s cost per hour lol").intents
