@@ -131,7 +131,7 @@ def _measure_intents(e: _Evidence) -> None:
         e.add("speed" if not e.training and batch_inference else "train_time")
     hourly_only = pattern_map("units")["per_hour"].search(e.t) and "prices" in cues and not (
         q.duration_hours or q.dataset_tokens or q.examples or q.images or q.budget_usd_total or q.egress_gb or q.storage_gb
-        or e.training or q.billing or e.has_model or (q.gpu_count or 0) > 1)  # "how much is an H100 per hour?" asks a price, not a job's cost
+        or e.training or q.billing or e.has_model or "gpu_count" in q.number_uses.values())  # a written count multiplies  # "how much is an H100 per hour?" asks a price, not a job's cost
     if ("cost" in cues and not hourly_only) or q.budget_usd_total or q.egress_gb or q.storage_gb or (q.billing and not e.has_model):
         if e.has_model or e.has_gpu or q.billing or q.egress_gb or q.storage_gb or e.training or e.image:
             pick = bool(q.budget_usd_total or q.budget_usd_per_hour) and e.has_model and not e.has_gpu and \
