@@ -176,8 +176,8 @@ def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
     if re.match(r"\s*(?:tb|tib|terabytes?|ٹی بی|ٹیرا ?بائٹ)", right):
         role = _memory_role(v * 1000, right, left, has_model, gpu_spans)
         return role if role and role[0] in ("egress_gb", "storage_gb", "_storage_and_egress") else ("storage_gb", v * 1000)
-    if re.match(r"\s*cents?\b", right):
-        tail = right[re.match(r"\s*cents?\b", right).end():]
+    if re.match(r"\s*(?:cents?\b|سینٹ)", right):
+        tail = right[re.match(r"\s*(?:cents?\b|سینٹ)", right).end():]
         per_hour = re.match(r"\s*(?:/|per|an|a|each)\s*(?:gpu[- ]?)?(?:hour|hr|h\b)", tail)
         return ("budget_usd_per_hour" if per_hour else "budget_usd_total", v / 100)  # "under 50 cents an hour"
     if re.search(r"(?:\$|usd|us\$)\s*$", left) or _starts(_unit("usd"), right) or \
@@ -210,6 +210,8 @@ def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model,
         role = "output_tokens" if re.match(r"output|generated|new|repl|answer|respons", kind) else \
             {"prompt": "prompt_tokens", "input": "prompt_tokens"}.get(kind, "context_tokens")
         return (role, _ctx(n))
+    if re.match(r"\s*(?:output|completion|response|generated)s?\b", right) and re.search(r"\btok|ٹوکن", r.text):
+        return ("output_tokens", _ctx(n))  # "2000 token prompt + 512 output"
     if re.match(r"\s*in\s*[/,]\s*\d", right):
         return ("prompt_tokens", _ctx(n))  # "512 in / 256 out"
     if re.match(r"\s*out\b", right) and (re.search(r"(?:tokens?\s+)?in\b\s*[/,]?\s*$|tokens?\s+in\b", left[-40:]) or
@@ -357,6 +359,10 @@ def _memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans) ->
         return ("_storage_and_egress", v)  # "keep ~2TB of checkpoints and then download all of it"
     if _STORAGE_NEAR.match(right.lstrip(" .,:-")[:12]):
         return ("storage_gb", v)
+    if _EGRESS_NEAR.search(left[-22:]):
+        return ("egress_gb", v)  # "egress roughly 500 GB of checkpoints", "pulling ~500gb of checkpoints out"
+    if re.search(r"\b(?:keep|keeping|store|storing|hold|holding|park|parking)\b\W+(?:\w+\W+){0,2}$", left[-25:]):
+        return ("storage_gb", v)  # "keep 500gb of checkpoints and download 200gb"
     if _EGRESS_NEAR.search(right[:60]):
         return ("egress_gb", v)
     if _STORAGE_NEAR.search(right[:45]) or re.search(r"dataset|data\b", right[:20]):

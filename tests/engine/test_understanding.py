@@ -353,3 +353,21 @@ def test_a_workshop_gives_each_participant_a_gpu():
 def test_an_hourly_price_is_a_price_not_a_job_cost():
     assert "cost" not in understand("how much is a p4d.24xlarge per hour in us-east-1?").intents
     assert "cost" in understand("What would a 50,000 GPU cluster of H100s cost per hour lol").intents
+
+
+@pytest.mark.parametrize("text, facts", [
+    ("how much storage & egress on coreweave if i keep 500gb of checkpoints and download 200gb?",
+     {"storage_gb": 500, "egress_gb": 200}),
+    ("We egress roughly 500 GB of checkpoints out of AWS every month and keep 2 TB in storage", {"egress_gb": 500, "storage_gb": 2000}),
+    ("Gemma 2 9B on a T4, fp16, 2000 token prompt + 512 output... will it fit and how fast?", {"output_tokens": 512}),
+    ("Llama 3.1 405B کو ایک GPU پر چلانا ہے، بجٹ 10 سینٹ", {"budget_usd_total": 0.1}),
+])
+def test_batch13_classes(text, facts):
+    got = understand(text).facts()
+    for k, v in facts.items():
+        assert got.get(k) == pytest.approx(v), (k, got)
+
+
+def test_asking_whether_urdu_is_supported_is_not_asking_for_urdu():
+    q = understand("do you answer in urdu too? and can you show prices in PKR?")
+    assert q.answer_lang == "en" and q.intents == ["help"]
