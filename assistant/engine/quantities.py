@@ -359,9 +359,10 @@ def _memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans) ->
         return ("_storage_and_egress", v)  # "keep ~2TB of checkpoints and then download all of it"
     if _STORAGE_NEAR.match(right.lstrip(" .,:-")[:12]):
         return ("storage_gb", v)
-    if _EGRESS_NEAR.search(left[-22:]):
+    clause = re.split(r"\band\b|[,;+]|\bplus\b|\d", left)[-1][-22:]  # the words of this amount's own clause
+    if _EGRESS_NEAR.search(clause):
         return ("egress_gb", v)  # "egress roughly 500 GB of checkpoints", "pulling ~500gb of checkpoints out"
-    if re.search(r"\b(?:keep|keeping|store|storing|hold|holding|park|parking)\b\W+(?:\w+\W+){0,2}$", left[-25:]):
+    if re.search(r"\b(?:keep|keeping|store|storing|hold|holding|park|parking)\b\W+(?:\w+\W+){0,2}$", clause):
         return ("storage_gb", v)  # "keep 500gb of checkpoints and download 200gb"
     if _EGRESS_NEAR.search(right[:60]):
         return ("egress_gb", v)
