@@ -40,6 +40,8 @@ def finalize(q: Query, keep_intents: list[str] | None = None) -> Query:
     if keep_intents and (not q.intent_cued or budget_only):  # "and if the budget is $300?" keeps the recommendation
         asks_guide = "guide" in cue_set("intent_cues", t) and "guide" not in keep_intents
         q.intents = list(keep_intents) + (["guide"] if asks_guide else [])  # "and how often should I checkpoint?"
+        if (len(q.providers) >= 2 or len(q.gpus) >= 2) and "compare" not in q.intents:
+            q.intents.append("compare")  # "what about lambda and nebius": the sides side by side
         _implied(q, q.intents, cue_set("intent_cues", t), t)
     _default_method(q)
     _check_ranges(q)
@@ -85,10 +87,9 @@ def _solve_for(e: _Evidence) -> None:
     """The unknown the question asks to be solved for, if any."""
     q, t = e.q, e.t
     q.solve_for = q.solve_for if q.followup and not e.solve else None
-    for s in ("min_gpu_count", "max_context", "max_batch", "cheapest_gpu", "fastest_gpu", "min_gpu_memory"):
-        if s in e.solve:
-            q.solve_for = s
-            break
+    cued = [(m.start(), s) for s, pat in pattern_map("solve_cues").items() if s in e.solve for m in [pat.search(t)] if m]
+    if cued:
+        q.solve_for = min(cued)[1]  # "the smallest VRAM ... want to put it on a cheap card": the first unknown asked
     if q.solve_for == "min_gpu_memory" and q.gpus and not _hint("smallest", t):
         q.solve_for = None  # "how much VRAM ... on an H100" is a fit question
     if q.solve_for == "cheapest_gpu" and not e.has_model and not e.image and not q.followup and q.gpus:
@@ -115,12 +116,12 @@ def _solve_intents(e: _Evidence) -> None:
 def _measure_intents(e: _Evidence) -> None:
     """Recommend, speed, time, cost and prices from their cue words and the facts they need."""
     q, cues = e.q, e.cues
-    if "recommend" in cues and (e.has_model or e.image or e.training or e.comparing or q.gpus):
+    if "recommend" in cues and (e.has_model or e.image or e.training or e.comparing or q.gpus or q.egress_gb or q.storage_gb):
         # "which providers offer H100s, and the rate?", "which provider should I pick for H100s?"
         e.add("recommend")
     if "speed" in cues and (e.has_model or e.has_gpu or e.image):
         e.add("speed")
-    if "fit" in cues and not e.has_model and (q.gpu_unknown or q.concurrent_users):
+    if "fit" in cues and not e.has_model and (q.gpu_unknown or q.concurrent_users or e.training and _hint("need", e.t)):
         e.add("fit")  # "I'm on a GTX 1080, can it run anything?", "how much GPU for 100 users?": asked back for the model
     if q.min_tokens_per_s and e.has_model and not e.has_gpu:
         e.add("recommend")
@@ -174,7 +175,9 @@ def _compare_and_guide(e: _Evidence) -> None:
         e.add("recommend")  # "A6000 or L40S?": which one to take
     numbers = set(q.facts()) - {"billing", "providers", "gpus", "regions", "method", "spot", "both_pricing"}
     why = _hint("why", t)
-    if "guide" in cues and not q.model and (patterns("domain").search(t) or q.gpus) and \
+    asks_amount = _hint("quantity", t) and _hint("need", t) and cues & {"fit", "speed", "train_time", "cost"}
+    # "how much VRAM do I need to fine-tune?" asks for a number (and the model); "how much does checkpointing save?" does not
+    if "guide" in cues and not q.model and not asks_amount and (patterns("domain").search(t) or q.gpus) and \
             (not q.has_gpu and (not numbers or not (q.has_model or q.gpu_memory_gb or q.storage_gb or q.egress_gb or q.billing)
                                 and not cues & {"fit", "speed", "train_time", "cost", "recommend"})
              or why and not numbers):  # nothing to compute with: the guide answers
@@ -254,6 +257,8 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
         add("cost")  # the cheapest GPU for a batch of images is judged by the job's total
     if q.output_tokens and q.has_model and not training and intents[0] not in ("guide", "out_of_scope", "help"):
         add("speed")  # output lengths matter only to the time it takes to write them
+    if q.min_tokens_per_s and q.has_model and intents[0] not in ("guide", "out_of_scope", "help"):
+        add("speed")  # a per-user speed target is checked with the speed tool
     if "speed" in intents and q.has_model and q.gpus:
         add("fit")
     if q.egress_gb and "cost" in intents:

@@ -43,6 +43,7 @@ def _unknown_model(text: str) -> Span | None:
             continue  # "a 40B llama-style model" describes a shape, it is not a name
         j = i + 1
         while j < len(words) and j - i <= 4 and words[j].group() not in _NOT_NAME and _NAME_PART.match(words[j].group()) \
+                and not find_concepts(f" {words[j].group()} ", "precision") \
                 and words[j].start() - words[j - 1].end() <= 1:
             j += 1
         name = text[w.start():words[j - 1].end()]

@@ -186,7 +186,8 @@ def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
         mu = _unit("usd").match(stripped)
         tail = stripped[mu.end():] if mu else right
         if re.match(r"\s*(?:/|per|an|a|each|fi|فی)?\s*(?:gpu[- ]?)?(?:hour|hr|h\b|ghant|گھنٹ)", tail.lstrip()) or \
-                re.match(r"\s*/\s*h", tail):
+                re.match(r"\s*/\s*h", tail) or \
+                re.search(r"(?:per hour|an hour|hourly|/ ?hr|فی گھنٹ[ہے]|ghante ka|fi ghanta)\W*(?:\w+\W+){0,2}$", left[-25:]):
             return ("budget_usd_per_hour", v)
         if re.match(r"\s*(?:/|per)\s*(?:m\b|million|mtok|1m)", tail):
             return None
@@ -260,7 +261,7 @@ def _misc_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
     v = n.value
     if _starts(_unit("epochs"), right) or re.search(r"epochs?\s*(?:=|:|of)?\s*$", left):
         return ("epochs", v) if v <= 1000 else None
-    if re.search(r"(?:batch(?:ing|ed)?(?:[- ]?size)?|micro-?batch(?:[- ]?size)?|\bbs|mbs|بیچ(?: سائز)?)[\s-]*(?:of|=|:|is)?\s*$", left) or \
+    if re.search(r"(?:batch(?:es|ing|ed)?(?:[- ]?size)?|micro-?batch(?:[- ]?size)?|\bbs|mbs|بیچ(?: سائز)?)[\s-]*(?:of|=|:|is)?\s*$", left) or \
             re.match(r"\s*(?:(?:requests?|prompts?|sequences?|images?|queries|درخواستیں|ایک|ساتھ|together|in|a|one)\s+){0,3}"
                      r"(?:batch(?:ed)?|بیچ)", right):  # "batching 32 requests", "۶۴ درخواستیں ایک ساتھ بیچ"
         return ("batch", v)
@@ -353,6 +354,8 @@ def _ctx(n: Num) -> float:
 
 def _memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans) -> tuple[str, float] | None:
     right = re.split(r"\d", right, maxsplit=1)[0]  # "2TB of checkpoints ... and ~500GB egress": each amount its own words
+    if re.match(r"\s*(?:gb|gib|gigs?|g)?\s*(?:card|gpu|vram|graphics|کارڈ|جی پی یو)", right):
+        return ("gpu_memory_gb", v)  # "a 24gb card with grad checkpointing off"
     # the words after the amount first ("2 TB storage", "500 GB of checkpoints ... to pull down"), then before it
     if _STORAGE_NEAR.search(right[:20]) and _EGRESS_NEAR.search(right[:60]) and \
             re.search(r"\b(?:all of (?:it|them)|everything|it all|them all|the whole)", right[:80]):

@@ -36,7 +36,9 @@ def _negated(t: str, start: int, end: int | None = None) -> bool:
     them ("LoRA نہیں", "spot nahi", "کوانٹائزیشن کے بغیر")."""
     neg, after = patterns("negation"), patterns("negation_after")
     before = t[max(0, start - 22):start]
-    if neg and neg.search(before) and not re.search(r"\b(?:but|instead|rather)\b", before[-8:]):
+    hits = list(neg.finditer(before)) if neg else []
+    # the negation governs the words right after it, not past a bracket or comma ("(not lora) in bf16")
+    if hits and not re.search(r"[),.;]", before[hits[-1].end():]) and not re.search(r"\b(?:but|instead|rather)\b", before[-8:]):
         return True
     if end is not None and after:
         m = after.match(re.sub(r"^(?:wala|wali|wale|والا|والی|والے)\s+", "", t[end:end + 20].lstrip(" ,)(-")))
@@ -138,9 +140,9 @@ def _named_model(raw: str, t: str) -> Any:
 
     exact, families = gpu_names()
     key = gpu_name_key(name)
+    not_models = {w for lx in lexicon().values() for w in lx.get("not_model_names", [])}  # tools, platforms, brands
     if key in exact or key in families or name.lower().replace("-", "") in {p.replace("-", "") for p in load_providers()} or \
-            name.lower() in ("runpod", "coreweave", "paperspace", "openai", "huggingface", "deepseek", "lora", "qlora",
-                             "vllm", "sglang", "tensorrt", "llama.cpp", "minimax", "mistral", "youtube", "whatsapp"):
+            name.lower() in not_models:
         return None
     if re.fullmatch(r"(?:[A-Z][a-z]+ )?(?:GPU|GPUs|RTX|GTX|AWS|GCP|Azure|Lambda|RunPod|Vast|NVIDIA|AMD)\b.*", name):
         return None
@@ -349,7 +351,7 @@ def _read_words(t: str, q: Query) -> None:
         q.gpu_count = int(people.group(1))  # "24 students, each runs Llama 8B": a GPU each
         if q.concurrent_users == q.gpu_count:
             q.concurrent_users = None
-    if q.gpu_count is None and q.gpus and re.search(r"\b(?:on|fit on|run on) (?:one|a single|just one)\s*[?.!]*$", t):
+    if q.gpu_count is None and q.gpus and re.search(r"\b(?:on|fit on|run on) (?:one|a single|just one)\s*(?:[?.!,]|and\b|$)", t):
         q.gpu_count = 1
     q.injection = q.injection or bool(patterns("injection").search(t))
     m_day = re.search(r"(\d+(?:\.\d+)?)\s*(?:days?|din|دن)\b", t) or \
@@ -382,7 +384,9 @@ def _read_words(t: str, q: Query) -> None:
 
 
 def _method(t: str) -> str | None:
-    found = {s.value for s in find_concepts(t, "method") if not _negated(t, s.start, s.end)}
+    spans = [s for s in find_concepts(t, "method") if not (s.value in ("finetune", "full") and re.search(
+        r"(?:tuned|trained)$", s.text) and re.match(r"\s*(?:it|them|already|model|version|checkpoint|llama|\))", t[s.end:s.end + 12]))]
+    found = {s.value for s in spans if not _negated(t, s.start, s.end)}  # "(we fine-tuned it already)" describes the model
     negated = {s.value for s in find_concepts(t, "method") if _negated(t, s.start, s.end)}
     for m in ("qlora", "full", "lora"):
         if m in found:

@@ -371,3 +371,40 @@ def test_batch13_classes(text, facts):
 def test_asking_whether_urdu_is_supported_is_not_asking_for_urdu():
     q = understand("do you answer in urdu too? and can you show prices in PKR?")
     assert q.answer_lang == "en" and q.intents == ["help"]
+
+
+# --- written for batch 14's failure classes ---
+
+@pytest.mark.parametrize("text, facts", [
+    # a negation governs the words right after it, not past a bracket
+    ("want to FULL finetune mistral 7b (not lora) in bf16 with adamw", {"precision": "bf16", "method": "full"}),
+    # "actually" mid-sentence is not a correction
+    ("does batching 32 requests on an H100 actually increase throughput for llama 3 8b? compared to batch 1", {"batch": 32}),
+    # a memory size before "card" is the card, whatever follows
+    ("lora r=64 for llama 3.1 8b — how much vram on a 24gb card with grad checkpointing off?", {"gpu_memory_gb": 24}),
+    ("can SD3 medium run on a 12gb card? want to do 1024x1024 in batches of 4", {"batch": 4}),
+    # a per-hour budget written before the amount
+    ("Qwen2.5 7B کے لیے بجٹ فی گھنٹہ ۲ ڈالر سے زیادہ نہیں", {"budget_usd_per_hour": 2}),
+    ("would a 70b in fp16 fit on one, and how fast vs an h100", {"gpu_count": 1}),
+    # past tense describes the model
+    ("plan is to self-host Llama 3.1 8B (we fine-tuned it already), 200 concurrent users", {"method": "inference"}),
+])
+def test_batch14_classes(text, facts):
+    got = understand(text).facts()
+    for k, v in facts.items():
+        assert got.get(k) == (pytest.approx(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v), (k, got)
+
+
+def test_the_first_unknown_asked_is_solved_for():
+    q = understand("what's the smallest amount of vram that'll run phi-3 mini at 4 bit with 4k context? want to put it on a cheap card")
+    assert q.solve_for == "min_gpu_memory"
+
+
+def test_how_much_is_needed_asks_back_but_how_much_is_saved_is_the_guide():
+    assert "fit" in understand("how much vram do i need to fine tune?").intents
+    assert understand("mixed precision vs pure bf16 for full finetuning, whats the memory diff per param?").intents == ["guide"]
+
+
+def test_tools_and_precisions_are_not_model_names():
+    assert understand("FSDP اور DeepSpeed ZeRO کیا ہوتے ہیں؟").model_unknown is None
+    assert understand("ballpark tok/s for mistral small 24b fp8 on one h100?").model_unknown == "mistral small 24b"
