@@ -169,10 +169,7 @@ def test_every_number_is_used_or_reported():
     ("can i run qwen 32b in 4bit on a 4090", {"model": "qwen3-32b", "precision": "int4"}),
 ])
 def test_batch8_classes(text, facts):
-    q = understand(text)
-    got = q.facts()
-    for k, v in facts.items():
-        assert got.get(k) == v, (k, got)
+    _check_facts(text, facts)
 
 
 def test_switching_to_a_card_while_weighing_keeps_both_sides():
@@ -206,9 +203,7 @@ def test_a_name_in_an_injection_is_not_asked_about():
     ("keep ~2TB of checkpoints and then download all of it, lambda vs coreweave", {"storage_gb": 2000, "egress_gb": 2000}),
 ])
 def test_batch9_classes(text, facts):
-    got = understand(text).facts()
-    for k, v in facts.items():
-        assert got.get(k) == pytest.approx(v), (k, got)
+    _check_facts(text, facts)
 
 
 def test_a_described_shape_is_not_a_new_model_name():
@@ -246,9 +241,7 @@ def test_tokens_per_second_is_not_per_second_billing():
      {"duration_hours": 730, "budget_usd_total": 400, "concurrent_users": 20, "examples": None}),
 ])
 def test_batch10_classes(text, facts):
-    got = understand(text).facts()
-    for k, v in facts.items():
-        assert got.get(k) == (pytest.approx(v) if v is not None else None), (k, got)
+    _check_facts(text, facts)
 
 
 def test_an_injected_sentence_is_not_the_question():
@@ -291,9 +284,7 @@ def test_a_family_named_after_its_member_is_that_member():
     ("کیا میں Llama 3.1 8B کو RTX 4090 پر fp16 میں چلا سکتا ہوں؟ کانٹیکسٹ تقریباً 16k رکھنا ہے", {"context_tokens": 16384}),
 ])
 def test_batch11_classes(text, facts):
-    got = understand(text).facts()
-    for k, v in facts.items():
-        assert got.get(k) == (pytest.approx(v) if isinstance(v, (int, float)) else v), (k, got)
+    _check_facts(text, facts)
 
 
 def test_a_short_follow_up_count_is_the_gpu_count():
@@ -320,9 +311,7 @@ def test_a_joke_about_gpus_is_off_topic():
     ("24 students, each needs to run Llama 3.1 8B in bf16 for a 3 hour lab", {"gpu_count": 24}),
 ])
 def test_batch12_classes(text, facts):
-    got = understand(text).facts()
-    for k, v in facts.items():
-        assert got.get(k) == (pytest.approx(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v), (k, got)
+    _check_facts(text, facts)
 
 
 def test_per_million_tokens_is_a_price_unit_not_a_context():
@@ -363,9 +352,7 @@ def test_an_hourly_price_is_a_price_not_a_job_cost():
     ("Llama 3.1 405B کو ایک GPU پر چلانا ہے، بجٹ 10 سینٹ", {"budget_usd_total": 0.1}),
 ])
 def test_batch13_classes(text, facts):
-    got = understand(text).facts()
-    for k, v in facts.items():
-        assert got.get(k) == pytest.approx(v), (k, got)
+    _check_facts(text, facts)
 
 
 def test_asking_whether_urdu_is_supported_is_not_asking_for_urdu():
@@ -390,9 +377,7 @@ def test_asking_whether_urdu_is_supported_is_not_asking_for_urdu():
     ("plan is to self-host Llama 3.1 8B (we fine-tuned it already), 200 concurrent users", {"method": "inference"}),
 ])
 def test_batch14_classes(text, facts):
-    got = understand(text).facts()
-    for k, v in facts.items():
-        assert got.get(k) == (pytest.approx(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v), (k, got)
+    _check_facts(text, facts)
 
 
 def test_the_first_unknown_asked_is_solved_for():
@@ -408,3 +393,11 @@ def test_how_much_is_needed_asks_back_but_how_much_is_saved_is_the_guide():
 def test_tools_and_precisions_are_not_model_names():
     assert understand("FSDP اور DeepSpeed ZeRO کیا ہوتے ہیں؟").model_unknown is None
     assert understand("ballpark tok/s for mistral small 24b fp8 on one h100?").model_unknown == "mistral small 24b"
+
+
+def _check_facts(text: str, facts: dict) -> None:
+    """Each stated fact reaches the Query with its value (numbers to 1e-6)."""
+    got = understand(text).facts()
+    for k, v in facts.items():
+        same = got.get(k) == pytest.approx(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else got.get(k) == v
+        assert same, (k, got)
