@@ -23,6 +23,7 @@ from assistant import api
 from tools.errors import AdvisorError
 from tools.recommend import RecommendRequest
 from tools.schemas import PriceQuery, VramRequest
+from tools.solve import JobReplicasRequest, job_replicas
 from tools.throughput import SpeedRequest
 from tools.training import TrainRequest
 
@@ -284,6 +285,9 @@ _SPECS = [
      "Solve for the unknown instead of checking one configuration: the longest context or the largest batch "
      "(concurrent users) that fits a GPU, the fewest GPUs of a kind, the smallest GPU memory, or the GPU with the "
      "lowest cost per million tokens / per fine-tuning run. Returns the number, the configuration and what limits it."),
+    ("job_replicas", lambda **kw: job_replicas(JobReplicasRequest(**kw)).model_dump(), JobReplicasRequest,
+     "How many copies of a model (and GPUs) a generation job needs to write its output tokens by a deadline, from the "
+     "tokens/s one copy reaches at its throughput-optimal batch (speed_estimator)."),
     ("way_forward", _levers, LeverArgs,
      "The smallest changes that make a configuration fit (or reach a speed, deadline or budget) on a GPU: "
      "checkpointing, 8-bit/4-bit weights, FP8 KV cache, shorter context, smaller batch, more GPUs, a bigger GPU; "

@@ -8,30 +8,10 @@ UnknownModel with the closest known names.
 from __future__ import annotations
 
 __all__ = [
-    "DATA_DIR",
-    "gpu_name_key",
-    "gpu_names",
-    "is_image_pipeline",
-    "model_name_key",
-    "model_names",
-    "GpuMatch",
-    "load_diffusion_arch",
-    "load_diffusion_models",
-    "load_image_frameworks",
-    "load_engines",
-    "load_kernels",
-    "resolve_kernel",
-    "load_gpus",
-    "load_providers",
-    "load_training_efficiency",
-    "load_models",
-    "model_from_config_file",
-    "resolve_diffusion",
-    "resolve_engine",
-    "resolve_gpu",
-    "resolve_image_framework",
-    "gpu_ids_for",
-    "resolve_model",
+    "DATA_DIR", "gpu_name_key", "gpu_names", "is_image_pipeline", "model_name_key", "model_names", "GpuMatch",
+    "load_diffusion_arch", "load_diffusion_models", "load_image_frameworks", "load_engines", "load_kernels",
+    "resolve_kernel", "load_gpus", "load_providers", "load_training_efficiency", "load_models", "model_from_config_file",
+    "resolve_diffusion", "resolve_engine", "resolve_gpu", "resolve_image_framework", "gpu_ids_for", "resolve_model",
 ]
 
 import csv
@@ -320,6 +300,14 @@ def resolve_gpu(name: str) -> GpuMatch:
         return GpuMatch(default, str(name).strip(), tuple(g.name for g in members if g is not default))
     if key in exact:
         return GpuMatch(exact[key], str(name).strip())
+    m = re.fullmatch(r"(.+?)[\s_-]*\(?(\d{2,3})\s?gb\)?", str(name).strip().lower())  # "H100 80GB", "RTX 4090 24GB"
+    if m and _gpu_key(m.group(1)) in {**exact, **families}:
+        base = _gpu_key(m.group(1))
+        members = families.get(base) or [exact[base]]
+        fits = [g for g in members if g.memory_gib and abs(g.memory_gib - float(m.group(2))) <= 0.06 * g.memory_gib]
+        if fits:
+            pick = next((g for g in fits if g.family_default), fits[0])
+            return GpuMatch(pick, str(name).strip(), tuple(g.name for g in fits if g is not pick))
     raise UnknownGpu(str(name), _closest_names(key, {k: g.name for k, g in exact.items()}, cutoff=0.5))
 
 

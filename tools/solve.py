@@ -11,12 +11,13 @@ limiting component (the memory component that stops it, or a code such as `model
 from __future__ import annotations
 
 __all__ = ["SolveResult", "fits_in", "max_context_that_fits", "max_batch_that_fits", "min_gpu_count",
-           "min_gpu_memory", "best_gpu_by_cost", "limiting_component"]
+           "min_gpu_memory", "best_gpu_by_cost", "limiting_component", "replicas_for_deadline",
+           "JobReplicasRequest", "JobReplicasResult", "job_replicas"]
 
 import math
 from typing import Any, Callable, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
 from tools.cost import ENGINE_MAX_NUM_SEQS, BillingPolicy, Finding
 from tools.errors import InvalidInput
@@ -233,3 +234,48 @@ def best_gpu_by_cost(a: ModelArch, req: Any, offers: list[GpuOffer], gpus: dict[
                        gpu_memory_gb=best["gpu_memory_gb"], limited_by="cost",
                        details={"runners_up": [{k: o[k] for k in keep if k in o} | {"value": o["rank_value"]}
                                                for o in rec.options[1:4]]})
+
+
+class JobReplicasRequest(BaseModel):
+    """A generation job against a deadline: how many copies of the model it needs."""
+
+    model_config = ConfigDict(extra="forbid")
+    total_output_tokens: float = Field(gt=0, description="output tokens the job must write (requests x output each)")
+    tokens_per_s_per_replica: float = Field(gt=0, description="tokens/s of one replica at its throughput-optimal batch")
+    deadline_hours: float = Field(gt=0, description="hours the job may take")
+    gpus_per_replica: int = Field(1, ge=1, le=4096, description="GPUs one copy of the model needs (memory)")
+
+
+class JobReplicasResult(BaseModel):
+    replicas: int
+    gpus_total: int
+    gpus_per_replica: int
+    total_output_tokens: float
+    tokens_per_s_per_replica: float
+    deadline_hours: float
+    hours_at_that_count: float = Field(description="the job's decode time with that many replicas")
+
+
+def job_replicas(req: JobReplicasRequest) -> JobReplicasResult:
+    """Replicas (and GPUs) a generation job needs to finish by its deadline: `replicas_for_deadline`
+    copies of the model, each on `gpus_per_replica` GPUs; hours = total / (replicas x rate x 3600)."""
+    n = replicas_for_deadline(req.total_output_tokens, req.tokens_per_s_per_replica, req.deadline_hours)
+    hours = req.total_output_tokens / (n * req.tokens_per_s_per_replica * 3600)
+    return JobReplicasResult(replicas=n, gpus_total=n * req.gpus_per_replica, gpus_per_replica=req.gpus_per_replica,
+                             total_output_tokens=req.total_output_tokens, tokens_per_s_per_replica=req.tokens_per_s_per_replica,
+                             deadline_hours=req.deadline_hours, hours_at_that_count=round(hours, 3))
+
+
+def replicas_for_deadline(total_tokens: float, tokens_per_s_per_replica: float, deadline_hours: float) -> int:
+    """Fewest model replicas that write `total_tokens` output tokens within `deadline_hours`.
+
+    replicas = ceil(total_tokens / (tokens_per_s_per_replica x deadline_hours x 3600)), with the rate
+    the speed estimator gives for one replica at its throughput-optimal batch (decode-bound; prompt
+    prefill adds to it, so this is a lower bound). Example: 1e9 tokens in 6 h at 15,962 tokens/s per
+    H100 -> 1e9 / (15,962 x 21,600) = 2.9 -> 3 replicas.
+    """
+    for name, v in (("total_tokens", total_tokens), ("tokens_per_s_per_replica", tokens_per_s_per_replica),
+                    ("deadline_hours", deadline_hours)):
+        if not _is_number(v) or not math.isfinite(float(v)) or float(v) <= 0:
+            raise InvalidInput(name, v, "a finite number above 0")
+    return max(1, math.ceil(float(total_tokens) / (float(tokens_per_s_per_replica) * float(deadline_hours) * 3600)))

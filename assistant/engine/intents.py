@@ -111,6 +111,8 @@ def _solve_intents(e: _Evidence) -> None:
         e.add("speed")
     if q.solve_for == "min_gpu_count" and e.training and q.deadline_hours:
         e.add("train_time")
+    if q.solve_for == "min_gpu_count" and not e.training and q.examples and q.deadline_hours:
+        e.add("speed")  # N requests by a deadline: the throughput decides
 
 
 def _measure_intents(e: _Evidence) -> None:
@@ -216,8 +218,8 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
             intents.append(x)
     if _hint("worth", t) and (q.has_model or q.gpus) and "recommend" not in intents:
         add("recommend")
-    training = q.method in ("full", "lora", "qlora", "finetune") or bool(q.examples and not q.prompt_tokens) or \
-        bool(q.dataset_tokens or q.epochs)
+    training = q.method in ("full", "lora", "qlora", "finetune") or bool(q.examples and not (q.prompt_tokens or q.output_tokens)) \
+        or bool(q.dataset_tokens or q.epochs)  # rows with a prompt or an output are requests to run
     if "recommend" in intents and q.has_model:
         add("fit")
         add("prices")

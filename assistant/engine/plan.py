@@ -13,6 +13,7 @@ __all__ = ["DEFAULTS", "plan"]
 import re
 from typing import Any
 
+from assistant.engine.plan_jobs import job_replicas_calls
 from assistant.engine.query import Query
 from knowledge.catalog import is_image_pipeline
 
@@ -23,9 +24,8 @@ DEFAULTS = {
     "billing_gpu": "A100",
     "billing_hours": 20 / 60,
     "example_model": "llama-3.1-8b",  # a speed question about a GPU alone: a common 8B model, said so
-    "ranking_images": 1000,
-    "max_training_gpus": 1024,  # the fewest GPUs for a fine-tune is searched up to this many (FSDP over nodes)  # "fastest GPU for FLUX" with no count: ranked on a batch of 1,000 images, said so
-}
+    "ranking_images": 1000,  # "fastest GPU for FLUX" with no count: ranked on a batch of 1,000 images, said so
+    "max_training_gpus": 1024}  # the fewest GPUs for a fine-tune is searched up to this many (FSDP over nodes)
 _OWN_TOPIC = re.compile(r"nvlink|pcie|interconnect|infiniband|multi-?node|egress|docker|\bssh\b|jupyter|checkpoint|"
                         r"preempt|interrupt|hbm|gddr|bandwidth|tensor cores?|fp8 support", re.I)
 _MAX_SIDES = 3
@@ -374,7 +374,7 @@ def _second_round(q: Query, done: Done) -> list[Call]:
         forward = _way_forward(q, done)
         if forward:
             return forward
-    relaxed = _relaxed_prices(done)
+    relaxed = _relaxed_prices(done) or job_replicas_calls(q, done)
     if relaxed:
         return relaxed
     if ("fit" in q.intents or _hourly_only(q)) and "price_query" not in names and "recommend_gpus" not in names \

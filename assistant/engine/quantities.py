@@ -386,6 +386,8 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
     near_r, near_l = right[:25], left[-25:]
     after_tokens = re.sub(r"^\s*[- ]?(?:tokens?|toks?|ٹوکنز|ٹوکن)(?:\b|(?=\s))", "", right)[:16].strip(" -")
     for pat, role in ((_PROMPT_NEAR, "prompt_tokens"), (_OUTPUT_NEAR, "output_tokens"), (_CONTEXT_NEAR, "context_tokens")):
+        if pat.match(after_tokens) and role == "output_tokens" and n.value >= 1_000_000:
+            return ("_generated_total", n.value)  # "1 billion tokens generated": a generation job, not one output
         if pat.match(after_tokens) or role == "context_tokens" and pat.search(after_tokens[:14]):
             return (role, _ctx(n))  # "2000-token prompts", "300 token answers", "8k tokens context", "ٹوکن کے کانٹیکسٹ"
     each_word = re.search(r"(?:each|[x×*]|per (?:example|sample|row|conversation|record|item|doc\w*|pair|instruction|entry)|"

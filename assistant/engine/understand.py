@@ -278,6 +278,9 @@ def _read_numbers(t: str, q: Query, name_spans: list[tuple[int, int]], gpu_spans
     roles = assign_roles(t, nums, gpu_spans, bool(q.model or q.model_unknown), image)
     ints = {"gpu_count", "context_tokens", "prompt_tokens", "output_tokens", "batch", "concurrent_users", "examples",
             "tokens_per_example", "lora_rank", "images", "resolution", "steps"}
+    total = roles.values.get("_generated_total")
+    if total and roles.values.get("output_tokens") and "examples" not in roles.values:
+        roles.values["examples"] = total / roles.values["output_tokens"]  # 1B tokens at ~300 per request: 3.3M requests
     if "_nodes" in roles.values and "gpu_count" in roles.values:
         roles.values["gpu_count"] *= roles.values["_nodes"]  # "4 nodes x 8 H100": 32 GPUs in all
     for k, v in roles.values.items():

@@ -1,5 +1,7 @@
 """The planner on hand-built Queries: which tools run, with which arguments, in which round."""
 
+import pytest
+
 from assistant.engine.plan import DEFAULTS, plan
 from assistant.engine.query import Query
 
@@ -150,3 +152,17 @@ def test_cheapest_gpu_with_no_run_to_cost_is_memory_then_offers():
     fastest = Query(intents=["recommend"], solve_for="fastest_gpu", model="flux.1-dev", text="fastest gpu for flux")
     rec = next(c for c in plan(fastest) if c["name"] == "recommend_gpus")
     assert rec["args"]["objective"] == "fastest" and rec["args"]["images"] == DEFAULTS["ranking_images"]
+
+
+def test_a_generation_job_by_a_deadline_asks_for_the_replicas():
+    from assistant.engine.plan_jobs import job_replicas_calls
+    from assistant.engine.understand import understand
+
+    q = understand("I need 1 billion tokens generated w/ llama 3.1 8b, ~300 output tokens per request, within 6 hours. "
+                   "How many H100s?")
+    assert q.examples * q.output_tokens == pytest.approx(1e9, rel=1e-6) and q.deadline_hours == 6
+    done = [("speed_estimator", {}, {"memory": {"aggregate_tokens_per_s_at_max_batch": 15962.0}}),
+            ("solve_for", {}, {"unknown": "min_gpu_count", "solved": True, "value": 1})]
+    calls = job_replicas_calls(q, done)
+    assert calls and calls[0]["name"] == "job_replicas" and calls[0]["args"]["tokens_per_s_per_replica"] == 15962.0
+    assert job_replicas_calls(q, done + [("job_replicas", {}, {})]) == []

@@ -263,3 +263,17 @@ def test_service_with_no_gpu_starts_from_the_largest_gpu_on_offer():
     assert s.baseline.gpu_memory_gb == pytest.approx(max(g.memory_gb for g in offered))
     # 405B full fine-tuning: 16 B/param x 405.85 B = 6,494 GB of weights, gradients and AdamW states alone
     assert s.problem == "does_not_fit" and s.baseline.memory_gb > 6494 and s.levers
+
+
+def test_job_replicas_for_a_generation_deadline():
+    """1e9 output tokens in 6 h at 15,962 tokens/s per copy: 1e9 / (15,962 x 21,600) = 2.90 -> 3 copies;
+    at 2 GPUs per copy, 6 GPUs; with 3 copies the job takes 1e9 / (3 x 15,962 x 3,600) = 5.80 h."""
+    from tools.errors import InvalidInput
+    from tools.solve import JobReplicasRequest, job_replicas, replicas_for_deadline
+
+    r = job_replicas(JobReplicasRequest(total_output_tokens=1e9, tokens_per_s_per_replica=15962, deadline_hours=6,
+                                        gpus_per_replica=2))
+    assert (r.replicas, r.gpus_total) == (3, 6) and r.hours_at_that_count == pytest.approx(5.80, abs=0.01)
+    assert replicas_for_deadline(1000, 1000, 1) == 1
+    with pytest.raises(InvalidInput):
+        replicas_for_deadline(1e9, float("nan"), 6)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from assistant.engine.answer import Finding, Option, Sections, Table
-from assistant.engine.compose.common import Done, catalog_model_name, kn, q_, set_verdict
+from assistant.engine.compose.common import Done, catalog_model_name, kn, q_, results, set_verdict
 from assistant.engine.compose.memory import vram_assumptions
 from assistant.engine.query import Query
 
@@ -171,6 +171,25 @@ def solve_part(q: Query, done: Done, s: Sections) -> None:
         if not name.startswith("solve_") or not isinstance(r, dict) or "error" in r or "unknown" not in r:
             continue
         _one_solution(q, a, r, s)
+    _replicas_for_job(q, done, s)
+
+
+def _replicas_for_job(q: Query, done: Done, s: Sections) -> None:
+    """N requests by a deadline: the replicas the job needs (tools.solve.job_replicas), the memory per copy."""
+    job = next((r for _, r in results(done, "job_replicas") if "replicas" in r), None)
+    solved = next((r for _, r in results(done, "solve_for") if r.get("unknown") == "min_gpu_count" and r.get("solved")), None)
+    if job is None:
+        return
+    gpu = q.gpus[0] if q.gpus else ""
+    s.headline[:] = [f for f in s.headline if not f.code.startswith("solve.min_gpu_count")]
+    s.headline[:0] = [Finding(code="solve.replicas_for_job", params={
+        "value": job["gpus_total"], "gpu": gpu, "replicas": job["replicas"], "tokens": q_(job["total_output_tokens"], "tokens"),
+        "hours": q_(job["deadline_hours"], "h"), "rate": q_(job["tokens_per_s_per_replica"], "tok_s")})]
+    if solved:
+        s.headline.insert(1, Finding(code="solve.replica_memory", params={
+            "per": job["gpus_per_replica"], "gpu": gpu, "memory": q_(solved.get("memory_gb"), "gb"),
+            "gpu_gb": q_(solved.get("gpu_memory_gb"), "gb")}))
+    s.key_numbers[:] = [kn("num.gpu_count", job["gpus_total"], "int")] + [k for k in s.key_numbers if k.label != "num.gpu_count"]
 
 
 def _one_solution(q: Query, a: dict[str, Any], r: dict[str, Any], s: Sections) -> None:
