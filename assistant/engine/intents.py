@@ -73,6 +73,7 @@ class _Evidence:
         self.image = bool(q.model and is_image_pipeline(q.model)) or bool(q.images or q.resolution or q.steps)
         methods = {s.value for s in find_concepts(t, "method")} & {"lora", "qlora", "full"}
         self.comparing = len(q.gpus) + len(q.gpu_unknown) >= 2 or len(q.providers) >= 2 or q.both_pricing or \
+            bool(q.other_models) or \
             len(methods) >= 2 or \
             len(q.regions) >= 2 or (q.billing and _hint("comparative", t))
         self.intents: list[str] = []
@@ -237,9 +238,11 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
         add("recommend")
     if q.has_model and q.has_gpu and q.method in ("full", "lora", "qlora", "finetune") and intents and "fit" not in intents:
         add("fit")
-    if "compare" in intents and q.has_model and len(q.gpus) >= 2 and not training:
+    if "compare" in intents and q.has_model and (len(q.gpus) >= 2 or q.other_models) and not training:
         for x in ("fit", "speed", "prices"):
-            add(x)
+            add(x)  # the same rows for each side
+    if "cost" in intents and q.has_model and q.gpus and not training:
+        add("fit")  # a deployment's bill assumes it runs on the GPU: the fit is checked
     if "cost" in intents and q.gpus:
         add("prices")
     if "cost" in intents and q.has_model and not q.has_gpu and not training and "recommend" not in intents:

@@ -166,7 +166,7 @@ def find_gpus(text: str, skip: list[tuple[int, int]]) -> tuple[list[Span], list[
                 continue
             if any(toks[j][0] - toks[j - 1][1] > 1 for j in range(i + 1, i + n)):
                 continue  # only names written together ("rtx 4090", "a100-80gb")
-            key = gpu_name_key(text[s:e])
+            key = gpu_name_key(re.sub(r"-(?:class|series|tier|level|type)$", "", text[s:e]))  # "A10-class GPUs"
             if key not in exact and key not in families and text[s:e].endswith("s"):
                 key = gpu_name_key(text[s:e][:-1])  # "4090s", "h100s", "a10gs"
             if not key or (key.isdigit() and len(key) < 4):

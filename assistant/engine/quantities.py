@@ -56,7 +56,7 @@ _OUTPUT_NEAR = re.compile(r"output|generat|response|completion|new tokens|answer
 _MEMORY_NEAR = re.compile(r"card|gpu|vram|class|wala|wali|wale|memory|version|variant|والا|والی|والے|کارڈ|جی پی یو|میموری")
 _EGRESS_NEAR = re.compile(r"egress|out of|\bout\b(?! of memory)|outbound|transfer|download|pull(?:ing)? (?:it )?down|"
                           r"serv(?:e|ing) out|send|move|bahar|باہر|ایگریس")
-_STORAGE_NEAR = re.compile(r"storage|disk|ssd|nvme|volume|store|checkpoints?|persist|bucket|s3|file ?system|"
+_STORAGE_NEAR = re.compile(r"storage|disk|ssd|nvme|volume|store|checkpoints?\b|persist|bucket|s3|file ?system|"
                            r"اسٹوریج|سٹوریج|فائل سسٹم|رکھ")
 _TIME_UNITS = (("minutes", 1 / 60), ("hours", 1.0), ("days", 24.0), ("weeks", 168.0), ("months", 730.0),
                ("years", 8760.0), ("seconds", 1 / 3600))
@@ -163,7 +163,8 @@ def _count_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums,
 def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):
     """Units written right after the number: bits, tokens/s, GB/TB, dollars."""
     v = n.value
-    if _starts(_unit("bit"), right) and re.match(r"[- ]?bits?\s*(?:adam|optim|paged)", right.lstrip()):
+    if _starts(_unit("bit"), right) and (re.match(r"[- ]?bits?\s*(?:adam|optim|paged)", right.lstrip()) or
+                                         re.search(r"(?:adam\w*|optimi[sz]er)\s*$", left)):
         return ("_optimizer_bits", v)  # "8-bit Adam" is an optimizer, not 8-bit weights
     if _starts(_unit("bit"), right):
         kv = bool(re.match(r"[- ]?bits?\s*(?:kv|key)", right.lstrip()))
@@ -198,6 +199,8 @@ def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
 def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):
     """Contexts, tokens, prompts, examples, users in batches."""
     v = n.value
+    if n.scale in ("b", "bn", "billion") and re.match(r"\s*(?:[\w-]+\s+){0,2}(?:models?|llms?|params?|parameters?)\b", right):
+        return None  # "a 13b chat model": a size (read later), not 13 billion chats
     if n.is_word and not n.value % 1000 and re.search(r"(?:per|فی|fi|a|/)\s*$", left) and n.text.split()[0] == n.scale and \
             re.match(r"\s*(?:tokens?|toks?|ٹوکن|ٹوکنز)", right):
         return ("_per_unit", v)  # "$ per million tokens", "فی ملین ٹوکن": a unit of price, not an amount
@@ -262,7 +265,8 @@ def _misc_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
     if _starts(_unit("epochs"), right) or re.search(r"epochs?\s*(?:=|:|of)?\s*$", left):
         return ("epochs", v) if v <= 1000 else None
     if re.search(r"(?:batch(?:es|ing|ed)?(?:[- ]?size)?|micro-?batch(?:[- ]?size)?|\bbs|mbs|بیچ(?: سائز)?)[\s-]*(?:of|=|:|is)?\s*$", left) or \
-            re.match(r"\s*(?:(?:requests?|prompts?|sequences?|images?|queries|درخواستیں|ایک|ساتھ|together|in|a|one)\s+){0,3}"
+            re.match(r"\s*(?:(?:requests?|prompts?|sequences?|images?|queries|درخواستیں|درخواستوں|ریکویسٹس|ریکویسٹ|کو|ایک|ساتھ|"
+                     r"together|in|a|one)\s+){0,3}"
                      r"(?:batch(?:ed)?|بیچ)", right):  # "batching 32 requests", "۶۴ درخواستیں ایک ساتھ بیچ"
         return ("batch", v)
     if _starts(_unit("users"), right):
@@ -354,7 +358,8 @@ def _ctx(n: Num) -> float:
 
 def _memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans) -> tuple[str, float] | None:
     right = re.split(r"\d", right, maxsplit=1)[0]  # "2TB of checkpoints ... and ~500GB egress": each amount its own words
-    if re.match(r"\s*(?:gb|gib|gigs?|g)?\s*(?:card|gpu|vram|graphics|کارڈ|جی پی یو)", right):
+    if re.match(r"\s*(?:gb|gib|gigs?|g)?\s*(?:card|gpu|vram|graphics|کارڈ|جی پی یو)", right) or \
+            re.search(r"\bfits? (?:in|on|into|within)\s*$", left):
         return ("gpu_memory_gb", v)  # "a 24gb card with grad checkpointing off"
     # the words after the amount first ("2 TB storage", "500 GB of checkpoints ... to pull down"), then before it
     if _STORAGE_NEAR.search(right[:20]) and _EGRESS_NEAR.search(right[:60]) and \

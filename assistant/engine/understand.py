@@ -149,7 +149,7 @@ def _named_model(raw: str, t: str) -> Any:
     if len(name) < 5 and not re.search(r"[\d-]", name):
         return None  # "SaaS", "MVP": short words in capitals are not model names
     first = re.split(r"[\s-]+", name)[0].lower()
-    if any(find_concepts(f" {first} ", key) for key in ("precision", "method", "engine")):
+    if any(find_concepts(f" {first} ", key) for key in ("precision", "method", "engine", "optimizer")):
         return None  # "GPTQ vs GGUF", "QLoRA-Adapter": formats and methods, not models
     low = name.lower()
     i = t.find(low)
@@ -357,7 +357,7 @@ def _read_words(t: str, q: Query) -> None:
     if q.gpu_count is None and q.gpus and re.search(r"\b(?:on|fit on|run on) (?:one|a single|just one)\s*(?:[?.!,]|and\b|$)", t):
         q.gpu_count = 1
     q.injection = q.injection or bool(patterns("injection").search(t))
-    m_day = re.search(r"(\d+(?:\.\d+)?)\s*(?:days?|din|دن)\b", t) or \
+    m_day = re.search(r"(\d+(?:\.\d+)?)\s*(?:(?:working|work|business|calendar)\s+)?(?:days?|din|دن)\b", t) or \
         re.search(r"(?:(?:a|one|ek|ایک)\s+)?(?P<month>month|mahin[ae]y?|مہینے|مہینہ)\b", t)
     m_hpd = re.search(r"(?:daily|per day|a day|each day|roz(?:ana)?|har din|روزانہ|ہر دن)\D{0,12}(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h\b|ghante|گھنٹے)"
                       r"|(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h\b|ghante|گھنٹے)\s*(?:a|per|each|every)?\s*(?:day|daily|roz|روزانہ)", t)
