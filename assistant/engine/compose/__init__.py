@@ -9,6 +9,8 @@ Finding (a message code and its parameters) that the renderers put into words pe
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["compose", "sections_json", "understood"]
 
 import logging
@@ -43,6 +45,10 @@ def compose(query: Query, done: Done) -> Sections:
     s.notices += [_out_of_range(query, x) for x in query.out_of_range]
     if query.injection:
         s.notices.append(Finding(code="notice.injection"))
+    if query.model and query.model_text and re.fullmatch(r"[a-z]+[\s-]?\d+(?:\.\d+)?\s?b", query.model_text.strip().lower()):
+        # "llama 70b": the newest catalog model of that family and size, said so
+        s.assumptions.append(Finding(code="assume.family_size", params={
+            "written": query.model_text, "name": catalog_model_name(query.model)}))
     if query.intent in ("help", "out_of_scope") and not _computed(done):
         s.headline.append(Finding(code=f"answer.{query.intent}"))
         return s
