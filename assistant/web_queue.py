@@ -9,7 +9,7 @@ cores). Besides the advisor's own turn (the work POST /api/ask does too, ~10 ms 
   `Client`; the HTTP "call" API (`curl`, other languages) once per *request*, as each call is a new
   session. Those configs are read only to save a deep link's components (`SessionState.components`),
   which this app does not offer; `LeanSessionState` builds them only then. Server CPU per call-API
-  request went from 28-30 ms to 17-18 ms.
+  request went from 27 ms to 18 ms (benchmarks/app_load.py, median of 3 runs).
 - **The monitoring dashboard's summary after every event**: a pandas DataFrame over the last 10,000
   events, grouped and percentiled, rebuilt after each event although the dashboard is off (1.3 ms at
   1,000 events, 7.4 ms at 10,000; it grows as the server runs). `QUEUE_ENV` asks Gradio to summarise

@@ -25,15 +25,34 @@ stub, Gradio's per-event monitoring summary, LEAN_SESSIONS):
   one-worker, two-workers, eight-workers   `shipped` with /ask limited to 1, 2 (a worker per core) or 8
 
 Measured 2026-12-01 on the shared 2-core build machine (server and clients on the same 2 cores, other
-jobs running, load average 4-6), 20 clients x 25 questions = 500 requests a row, 0 errors, median of 3:
+jobs running: load average 4-6), 20 clients x 25 questions = 500 requests a row, 0 errors, median of 3
+runs (`--runs 3 --configs before,shipped`):
 
-  configuration  load                                  p50     p95    CPU ms/request (server, clients)
-  (filled in from the run below)
+  configuration  load                                         p50     p95    CPU ms/request (server, clients)
+  before         POST /api/ask                                0.28 s  0.32 s   13,  2
+  before         Gradio /ask, stock gradio_client             1.35 s  1.85 s   23, 66
+  before         Gradio /ask, gradio_client + one TLS context 0.49 s  0.78 s   24,  6
+  before         Gradio /ask, HTTP call API                   0.54 s  0.94 s   27,  3
+  shipped        POST /api/ask                                0.27 s  0.41 s   13,  2
+  shipped        Gradio /ask, stock gradio_client             1.20 s  1.60 s   19, 60
+  shipped        Gradio /ask, gradio_client + one TLS context 0.39 s  0.58 s   18,  5
+  shipped        Gradio /ask, HTTP call API                   0.37 s  0.60 s   18,  3
+
+An earlier round the same day at load average 8-12 gave, shipped: /api/ask 0.22/0.50 s, /ask with one
+TLS context 0.47/0.81 s, call API 0.50/1.00 s, stock gradio_client 1.72/2.53 s (p50/p95). One run
+(`--runs 1 --configs gradio-defaults,two-workers,shipped --loads rest,lean,call`): Gradio's defaults
+0.49/1.04 s with one TLS context and 0.92/1.60 s through the call API (31 ms server CPU a request);
+/ask limited to 2 (a worker per core) 0.43/0.74 and 0.42/0.78 s against unlimited 0.40/0.63 and
+0.53/1.15 s, the same within the noise: the advisor runs one turn at a time behind its own lock.
+
+So p95 <= 1 s for the queued /ask with 20 concurrent clients on 2 cores holds for what the server does
+(0.58 s; /api/ask 0.41 s). The stock gradio_client misses it on these cores because each client spends
+60 ms CPU a call next to the server's 19 ms; its clients would run on their users' machines.
 
 Where the time went (py-spy --gil on the server; assistant/web_queue.py has the detail): the /ask
 handler does the advisor's turn and nothing else (no Markdown, charts or tables: those are the chat
-UI's), the same ~10 ms CPU as /api/ask; Gradio's queue, event stream and two HTTP requests per call
-add ~8 ms; a new session cost 6.5 ms on the event loop (once per request for the call API) and the
+UI's), the same 10-13 ms CPU as /api/ask; Gradio's queue, event stream and two HTTP requests per
+call add 5-9 ms; a new session cost 6.5 ms on the event loop (once per request for the call API) and the
 monitoring summary 1-7 ms per event, both removed. The stock gradio_client itself spent 57 ms CPU a
 call building TLS contexts: on these 2 shared cores that, not the server, was the 1.7 s p95.
 """
