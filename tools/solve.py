@@ -17,7 +17,7 @@ __all__ = ["SolveResult", "fits_in", "max_context_that_fits", "max_batch_that_fi
 import math
 from typing import Any, Callable, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tools.cost import ENGINE_MAX_NUM_SEQS, BillingPolicy, Finding
 from tools.errors import InvalidInput
@@ -237,33 +237,51 @@ def best_gpu_by_cost(a: ModelArch, req: Any, offers: list[GpuOffer], gpus: dict[
 
 
 class JobReplicasRequest(BaseModel):
-    """A generation job against a deadline: how many copies of the model it needs."""
+    """A generation job against a deadline: how many copies of the model it needs. Give the job's output
+    tokens and one copy's tokens/s, or its images and one copy's images per hour."""
 
     model_config = ConfigDict(extra="forbid")
-    total_output_tokens: float = Field(gt=0, description="output tokens the job must write (requests x output each)")
-    tokens_per_s_per_replica: float = Field(gt=0, description="tokens/s of one replica at its throughput-optimal batch")
+    total_output_tokens: float | None = Field(None, gt=0, description="output tokens the job writes (requests x output)")
+    tokens_per_s_per_replica: float | None = Field(None, gt=0, description="tokens/s of one copy at its best batch")
+    images: int | None = Field(None, gt=0, description="images the job generates")
+    images_per_hour_per_replica: float | None = Field(None, gt=0, description="images an hour of one copy")
     deadline_hours: float = Field(gt=0, description="hours the job may take")
     gpus_per_replica: int = Field(1, ge=1, le=4096, description="GPUs one copy of the model needs (memory)")
+
+    @model_validator(mode="after")
+    def _one_kind_of_work(self) -> "JobReplicasRequest":
+        tokens = self.total_output_tokens is not None and self.tokens_per_s_per_replica is not None
+        images = self.images is not None and self.images_per_hour_per_replica is not None
+        if tokens == images:
+            raise ValueError("give total_output_tokens with tokens_per_s_per_replica, or images with "
+                             "images_per_hour_per_replica")
+        return self
 
 
 class JobReplicasResult(BaseModel):
     replicas: int
     gpus_total: int
     gpus_per_replica: int
-    total_output_tokens: float
-    tokens_per_s_per_replica: float
     deadline_hours: float
-    hours_at_that_count: float = Field(description="the job's decode time with that many replicas")
+    hours_at_that_count: float = Field(description="the job's generation time with that many copies")
+    total_output_tokens: float | None = None
+    tokens_per_s_per_replica: float | None = None
+    images: int | None = None
+    images_per_hour_per_replica: float | None = None
 
 
 def job_replicas(req: JobReplicasRequest) -> JobReplicasResult:
     """Replicas (and GPUs) a generation job needs to finish by its deadline: `replicas_for_deadline`
-    copies of the model, each on `gpus_per_replica` GPUs; hours = total / (replicas x rate x 3600)."""
-    n = replicas_for_deadline(req.total_output_tokens, req.tokens_per_s_per_replica, req.deadline_hours)
-    hours = req.total_output_tokens / (n * req.tokens_per_s_per_replica * 3600)
+    copies of the model, each on `gpus_per_replica` GPUs; hours = work / (replicas x rate)."""
+    if req.images is not None:
+        work, rate_per_s = float(req.images), req.images_per_hour_per_replica / 3600
+    else:
+        work, rate_per_s = req.total_output_tokens, req.tokens_per_s_per_replica
+    n = replicas_for_deadline(work, rate_per_s, req.deadline_hours)
     return JobReplicasResult(replicas=n, gpus_total=n * req.gpus_per_replica, gpus_per_replica=req.gpus_per_replica,
-                             total_output_tokens=req.total_output_tokens, tokens_per_s_per_replica=req.tokens_per_s_per_replica,
-                             deadline_hours=req.deadline_hours, hours_at_that_count=round(hours, 3))
+                             deadline_hours=req.deadline_hours, hours_at_that_count=round(work / (n * rate_per_s * 3600), 3),
+                             **req.model_dump(include={"total_output_tokens", "tokens_per_s_per_replica", "images",
+                                                       "images_per_hour_per_replica"}))
 
 
 def replicas_for_deadline(total_tokens: float, tokens_per_s_per_replica: float, deadline_hours: float) -> int:

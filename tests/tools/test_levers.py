@@ -277,3 +277,16 @@ def test_job_replicas_for_a_generation_deadline():
     assert replicas_for_deadline(1000, 1000, 1) == 1
     with pytest.raises(InvalidInput):
         replicas_for_deadline(1e9, float("nan"), 6)
+
+
+def test_job_replicas_for_images_by_a_deadline():
+    """20,000 images in 24 h at 534 images/hour per copy: 20,000 / (534 x 24) = 1.56 -> 2 copies, which take
+    20,000 / (2 x 534) = 18.73 h; both kinds of work at once is refused."""
+    from pydantic import ValidationError
+    from tools.solve import JobReplicasRequest, job_replicas
+
+    r = job_replicas(JobReplicasRequest(images=20000, images_per_hour_per_replica=534, deadline_hours=24))
+    assert (r.replicas, r.gpus_total) == (2, 2) and r.hours_at_that_count == pytest.approx(18.73, abs=0.01)
+    with pytest.raises(ValidationError):
+        JobReplicasRequest(images=10, images_per_hour_per_replica=5, total_output_tokens=1e6,
+                           tokens_per_s_per_replica=100, deadline_hours=1)

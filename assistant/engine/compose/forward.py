@@ -182,9 +182,13 @@ def _replicas_for_job(q: Query, done: Done, s: Sections) -> None:
         return
     gpu = q.gpus[0] if q.gpus else ""
     s.headline[:] = [f for f in s.headline if not f.code.startswith("solve.min_gpu_count")]
-    s.headline[:0] = [Finding(code="solve.replicas_for_job", params={
-        "value": job["gpus_total"], "gpu": gpu, "replicas": job["replicas"], "tokens": q_(job["total_output_tokens"], "tokens"),
-        "hours": q_(job["deadline_hours"], "h"), "rate": q_(job["tokens_per_s_per_replica"], "tok_s")})]
+    images = job.get("images") is not None
+    s.headline[:0] = [Finding(code="solve.replicas_for_images" if images else "solve.replicas_for_job", params={
+        "value": job["gpus_total"], "gpu": gpu, "replicas": job["replicas"], "hours": q_(job["deadline_hours"], "h"),
+        "took": q_(job["hours_at_that_count"], "h"),
+        "tokens": q_(job.get("images") if images else job.get("total_output_tokens"), "images" if images else "tokens"),
+        "rate": q_(job.get("images_per_hour_per_replica") if images else job.get("tokens_per_s_per_replica"),
+                   "images_h" if images else "tok_s")})]
     if solved:
         s.headline.insert(1, Finding(code="solve.replica_memory", params={
             "per": job["gpus_per_replica"], "gpu": gpu, "memory": q_(solved.get("memory_gb"), "gb"),
