@@ -49,7 +49,7 @@ def _tables(word_locales: frozenset[str] | None = None) -> tuple[dict[str, float
     scale_alt = "|".join(sorted((re.escape(s) for s in scales), key=len, reverse=True))
     word_alt = "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
     digit = (r"(?<![\w.])(?P<num>(?:(?<=[\s(=:,])-|^-)?(?:\d{1,3}(?:,\d{2,3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[+-]?\d+)?|\.\d+))"
-             rf"(?:[\s-]?(?P<scale>{scale_alt})(?![a-z\u0600-\u06ff/]))?")
+             rf"(?:[\s-]?(?P<scale>{scale_alt})(?:\s+(?P<scale2>{scale_alt})(?![\w\u0600-\u06ff/]))?(?![a-z\u0600-\u06ff/]))?")
     wordnum = (rf"(?<![\w\u0600-\u06ff])(?P<w>(?:(?:{word_alt}|{scale_alt})(?:[\s-]+(?:and\s+)?)?)*(?:{word_alt}|{scale_alt}))"
                r"(?![\w\u0600-\u06ff])")
     return words, scales, re.compile(digit), re.compile(wordnum)
@@ -100,6 +100,9 @@ def find_numbers(text: str, word_locales: frozenset[str] | None = None) -> list[
             continue
         sc = (m.group("scale") or "").strip()
         if sc:
+            v *= scales[sc]
+        if m.group("scale2"):  # "10 لاکھ ارب": ten lakh billion
+            sc = m.group("scale2").strip()
             v *= scales[sc]
         if not (v == v) or abs(v) > 1e300:
             v = 1e300

@@ -52,7 +52,7 @@ _TOKENS_EACH = re.compile(r"(?:taqreeban|lagbhag|تقریباً|تقریبا|ل�
 _DATASET = re.compile(r"dataset|corpus|of data|of text|training data|\btrain(?:ing)? on\b|\bon\b\W*$|ڈیٹا|ڈیٹاسیٹ")
 _CONTEXT_NEAR = re.compile(r"context|ctx|window|seq(?:uence)?[ _-]?len|max[ _-]?len|sequence|کانٹیکسٹ|سیاق|سیکوئنس|سیکوینس")
 _PROMPT_NEAR = re.compile(r"prompt|input|\bin\b|پرامپٹ|ان پٹ")
-_OUTPUT_NEAR = re.compile(r"output|generat|response|completion|new tokens|answer|repl(?:y|ies)|\bout\b|آؤٹ پٹ|جواب")
+_OUTPUT_NEAR = re.compile(r"output|generat|response|completion|new tokens|answer|repl(?:y|ies)|\bout\b|\bback\b|آؤٹ پٹ|جواب")
 _MEMORY_NEAR = re.compile(r"card|gpu|vram|class|wala|wali|wale|memory|version|variant|والا|والی|والے|کارڈ|جی پی یو|میموری")
 _EGRESS_NEAR = re.compile(r"egress|out of|\bout\b(?! of memory)|outbound|transfer|download|pull(?:ing)? (?:it )?down|"
                           r"serv(?:e|ing) out|send|move|bahar|باہر|ایگریس")
@@ -96,6 +96,8 @@ def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], h
         if name in r.values and abs(r.values[name] - value) > 1e-9 * max(1.0, abs(value)):
             before = [nums[j].start for j, role in r.role_of.items() if role == name]
             corrected = any(b < c < n.start for c in corrections for b in before)  # "3 epochs ... sorry, 2"
+            corrected = corrected or name == "concurrent_users" and re.match(r"\s*(?:concurrent\s+)?users?\b", right) and \
+                any(re.match(_PEOPLE, text[nums[j].end:nums[j].end + 20]) for j, role in r.role_of.items() if role == name)
             if not corrected and not _replaces(name, left, right, r.values[name]):
                 continue  # a second value for a role already filled: reported as not used, never swallowed
             for j, role in list(r.role_of.items()):
@@ -107,6 +109,7 @@ def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], h
     return r
 
 
+_PEOPLE = r"\s*(?:devs|developers|engineers|employees|staff|people|team members|students|members|ملازمین|لوگ)\b"  # a head count
 _AT_ONCE = re.compile(r"\s*(?:at once|at the same time|at a time|concurrent(?:ly)?|simultaneous(?:ly)?|in parallel|at peak|"
                       r"ek saath|ek waqt (?:me|mein)|ایک ساتھ|بیک وقت)\b")
 _AT_ONCE_BEFORE = re.compile(r"(?:at once|at a time|at the same time|at peak|ek waqt (?:me|mein)|ایک وقت میں|ایک ساتھ|بیک وقت)"
@@ -204,8 +207,10 @@ def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model,
     if n.is_word and not n.value % 1000 and re.search(r"(?:per|فی|fi|a|/)\s*$", left) and n.text.split()[0] == n.scale and \
             re.match(r"\s*(?:tokens?|toks?|ٹوکن|ٹوکنز)", right):
         return ("_per_unit", v)  # "$ per million tokens", "فی ملین ٹوکن": a unit of price, not an amount
-    if _starts(_unit("context"), right) or re.search(r"(?:context|ctx|context length|context window|seq(?:uence)?(?:[ _-]?len(?:gth)?)?|max[ _-]?len)\s*(?:of|=|:|is|at|to|length)?\s*(?:~|about|around)?\s*$", left) \
-            or re.search(r"(?:کانٹیکسٹ|سیاق|(?:سیکوئنس|سیکوینس|سیکوینس) ?(?:لمبائی|لینتھ)?)\s*(?:تقریباً|تقریبا|لگ بھگ|taqreeban)?\s*$", left):
+    if _starts(_unit("users"), right) and re.search(r"\bto\s*$", left) and not re.search(r"sequences?", right[:12]):
+        pass  # "context to 100000 users": the users, read below
+    elif _starts(_unit("context"), right) or re.search(r"(?:context|ctx|context length|context window|seq(?:uence)?(?:[ _-]?len(?:gth)?)?|max[ _-]?len)\s*(?:of|=|:|is|at|to|length)?\s*(?:~|about|around)?\s*$", left) \
+            or re.search(r"(?:کانٹیکسٹ|سیاق|(?:سیکوئنس|سیکوینس|سیکوینس) ?(?:کی )?(?:لمبائی|لینتھ)?)\s*(?:تقریباً|تقریبا|لگ بھگ|taqreeban)?\s*$", left):
         return ("context_tokens", _ctx(n))
     m_kind = re.match(r"\s*(output|prompt|input|context|generated|new)\s+tokens?\b", right) or \
         re.match(r"\s*[- ]?tokens?\s+(repl(?:y|ies)|answers?|responses?|outputs?)\b", right)

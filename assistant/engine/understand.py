@@ -209,7 +209,7 @@ def _variant_by_memory(t: str, g: Any) -> Any:
     members = families.get(re.sub(r"[^a-z0-9]", "", g.value.lower()), [])
     if not members:
         return g
-    m = re.match(r"\s*\(?(\d{2,3})\s?(?:gb|gib)", t[g.end:g.end + 12]) or \
+    m = re.match(r"\s*\(?(\d{2,3})\s?(?:gb|gib|g\b)", t[g.end:g.end + 12]) or \
         re.search(r"(\d{2,3})\s?(?:gb|gib)\s*(?:wala|wali|والا|والی|version|variant)?\s*$", t[max(0, g.start - 16):g.start])
     if not m:
         return g
@@ -358,7 +358,7 @@ def _read_words(t: str, q: Query) -> None:
         q.gpu_count = 1
     q.injection = q.injection or bool(patterns("injection").search(t))
     m_day = re.search(r"(\d+(?:\.\d+)?)\s*(?:(?:working|work|business|calendar)\s+)?(?:days?|din|دن)\b", t) or \
-        re.search(r"(?:(?:a|one|ek|ایک)\s+)?(?P<month>month|mahin[ae]y?|مہینے|مہینہ)\b", t)
+        re.search(r"(?:(?:a|one|ek|ایک)\s+)?(?P<month>month(?:ly)?|mahin[ae]y?|mahana|مہینے|مہینہ|ماہانہ)\b", t)
     m_hpd = re.search(r"(?:daily|per day|a day|each day|roz(?:ana)?|har din|روزانہ|ہر دن)\D{0,12}(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h\b|ghante|گھنٹے)"
                       r"|(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h\b|ghante|گھنٹے)\s*(?:a|per|each|every)?\s*(?:day|daily|roz|روزانہ)", t)
     if m_day and m_hpd:

@@ -431,3 +431,21 @@ def test_batch15_16_classes(text, facts):
 def test_two_models_on_one_gpu_are_compared_row_by_row():
     q = understand("mistral 7b vs llama 3.1 8b - which is cheaper to serve on an A10G?")
     assert {"compare", "speed", "fit", "prices"} <= set(q.intents)
+
+
+_BATCH17_18_CASES = [
+    ("Deploying Llama 3.1 70B AWQ on 2 x A100 80GB. what's the monthly cost if it runs 12 hrs a day?", {"duration_hours": 360}),
+    ("cn i fit mixtral 8x22b on 4 a100s 80g in fp16?? ctx 8k", {"gpus": ["A100 80GB"], "gpu_count": 4}),
+    ("For RAG I send ~6000 token prompts and get 300 tokens back. llama 3.1 8b on an L4?", {"output_tokens": 300}),
+    ("Serve Llama 3.1 8B with a 50 million token context to 100000 users on one A10G",
+     {"concurrent_users": 100000, "context_tokens": 50_000_000}),
+    ("small startup, 3 devs. Llama 3.1 8B served on one L4 for up to 15 users at 4k context", {"concurrent_users": 15}),
+    ("کیا 24 جی بی والے کارڈ پر 13B ماڈل کو QLoRA سے فائن ٹیون کیا جا سکتا ہے؟ سیکوینس کی لمبائی 2048 ہے۔", {"context_tokens": 2048}),
+    ("کیا میں 10 لاکھ ارب پیرامیٹر والا ماڈل اپنے 8 جی بی والے کارڈ پر چلا سکتا ہوں؟", {"params_b": 1_000_000}),
+    ("qlora 7b t4 kitna time", {"params_b": 7, "gpus": ["T4"]}),
+]
+
+
+@pytest.mark.parametrize("text, facts", _BATCH17_18_CASES)
+def test_batch17_18_classes(text, facts):
+    _check_facts(text, facts)
