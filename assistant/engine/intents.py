@@ -119,6 +119,8 @@ def _solve_intents(e: _Evidence) -> None:
 def _measure_intents(e: _Evidence) -> None:
     """Recommend, speed, time, cost and prices from their cue words and the facts they need."""
     q, cues = e.q, e.cues
+    if "recommend" in cues and not e.has_model and not q.facts() and "guide" not in cues and patterns("domain").search(e.t):
+        e.add("recommend")  # "which GPU should I rent for my project?": asked back for the model
     if "recommend" in cues and (e.has_model or e.image or e.training or e.comparing or q.gpus or q.egress_gb or q.storage_gb):
         # "which providers offer H100s, and the rate?", "which provider should I pick for H100s?"
         e.add("recommend")
@@ -192,7 +194,8 @@ def _intents(t: str, q: Query) -> None:
     assistant) stand alone."""
     e = _Evidence(t, q)
     _solve_for(e)
-    if "help" in e.cues and not e.has_model and not e.has_gpu and (len(t.split()) <= 12 or not set(q.facts()) - {"method"}):
+    if "help" in e.cues and not e.has_model and not e.has_gpu and \
+            (len(t.split()) <= 12 or not set(q.facts()) - {"method", "providers"}):
         q.intents, q.intent_cued = ["help"], True
         return
     explicit = e.cues & {"speed", "train_time", "cost", "prices", "recommend", "fit"}

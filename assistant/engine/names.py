@@ -93,7 +93,8 @@ def find_models(text: str) -> tuple[list[Span], Span | None]:
                 continue  # "w/ llama 3.1 8b" is not a Hugging Face repo path
             key = model_name_key(cand)
             hit = idx.get(key)
-            if hit is None and n >= 2 and len(key) >= 6 and re.search(r"\d", key) and not re.search(r"\d$", key):
+            if hit is None and (n >= 2 or re.search(r"[-.]", cand)) and len(key) >= 6 and re.search(r"\d", key) and \
+                    not re.search(r"\d$", key):  # "phi-3 mini", "phi-3-mini": a unique prefix of a catalog key
                 ids = {m.id for k, m in idx.items() if k.startswith(key)}
                 if len(ids) == 1:
                     hit = next(m for k, m in idx.items() if k.startswith(key))

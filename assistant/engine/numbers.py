@@ -49,7 +49,7 @@ def _tables(word_locales: frozenset[str] | None = None) -> tuple[dict[str, float
     scale_alt = "|".join(sorted((re.escape(s) for s in scales), key=len, reverse=True))
     word_alt = "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
     digit = (r"(?<![\w.])(?P<num>(?:(?<=[\s(=:,])-|^-)?(?:\d{1,3}(?:,\d{2,3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[+-]?\d+)?|\.\d+))"
-             rf"(?:[\s-]?(?P<scale>{scale_alt})(?:\s+(?P<scale2>{scale_alt})(?![\w\u0600-\u06ff/]))?(?![a-z\u0600-\u06ff/]))?")
+             rf"(?:[\s-]?(?P<scale>{scale_alt})(?:\s+(?P<scale2>{scale_alt})(?![\w\u0600-\u06ff/]))?(?![a-z0-9\u0600-\u06ff/]))?")
     wordnum = (rf"(?<![\w\u0600-\u06ff])(?P<w>(?:(?:{word_alt}|{scale_alt})(?:[\s-]+(?:and\s+)?)?)*(?:{word_alt}|{scale_alt}))"
                r"(?![\w\u0600-\u06ff])")
     return words, scales, re.compile(digit), re.compile(wordnum)

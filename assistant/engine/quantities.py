@@ -191,7 +191,7 @@ def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
         tail = stripped[mu.end():] if mu else right
         if re.match(r"\s*(?:/|per|an|a|each|fi|فی)?\s*(?:gpu[- ]?)?(?:hour|hr|h\b|ghant|گھنٹ)", tail.lstrip()) or \
                 re.match(r"\s*/\s*h", tail) or \
-                re.search(r"(?:per hour|an hour|hourly|/ ?hr|فی گھنٹ[ہے]|ghante ka|fi ghanta)\W*(?:\w+\W+){0,2}$", left[-25:]):
+                re.search(r"(?:per hour|hourly|/ ?hr|فی گھنٹ[ہے]|ghante ka|fi ghanta)\W*(?:\w+\W+){0,2}$", left[-25:]):
             return ("budget_usd_per_hour", v)
         if re.match(r"\s*(?:/|per)\s*(?:m\b|million|mtok|1m)", tail):
             return None
@@ -207,8 +207,9 @@ def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model,
     if n.is_word and not n.value % 1000 and re.search(r"(?:per|فی|fi|a|/)\s*$", left) and n.text.split()[0] == n.scale and \
             re.match(r"\s*(?:tokens?|toks?|ٹوکن|ٹوکنز)", right):
         return ("_per_unit", v)  # "$ per million tokens", "فی ملین ٹوکن": a unit of price, not an amount
-    if _starts(_unit("users"), right) and re.search(r"\bto\s*$", left) and not re.search(r"sequences?", right[:12]):
-        pass  # "context to 100000 users": the users, read below
+    if _starts(_unit("users"), right) and not re.search(r"sequences?", right[:12]) or \
+            re.search(r"(?:batch(?:[- ]?size)?|\bbs)\s*(?:of|=|:)?\s*$", left):
+        pass  # "context to 100000 users", "32k ctx 8 users", "batch 8 seq 1024": the number's own unit wins
     elif _starts(_unit("context"), right) or re.search(r"(?:context|ctx|context length|context window|seq(?:uence)?(?:[ _-]?len(?:gth)?)?|max[ _-]?len)\s*(?:of|=|:|is|at|to|length)?\s*(?:~|about|around)?\s*$", left) \
             or re.search(r"(?:کانٹیکسٹ|سیاق|(?:سیکوئنس|سیکوینس|سیکوینس) ?(?:کی )?(?:لمبائی|لینتھ)?)\s*(?:تقریباً|تقریبا|لگ بھگ|taqreeban)?\s*$", left):
         return ("context_tokens", _ctx(n))
@@ -322,7 +323,8 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
         return ("_nodes", v)
     # "at 32k", "32k?" on its own: a context length when written with k and in the range of contexts
     if n.scale == "k" and 0.5 <= v / 1000 <= 10000 and not re.match(r"\s*(?:/|per|rows|samples|examples)", right):
-        if re.search(r"(?:at|with|to|use|using|of|for|پر|pe)\s*$", left) or not rs or rs[0] in "?.,!)":
+        if re.search(r"(?:at|with|to|use|using|of|for|about|پر|pe)\s*$", left) or not rs or rs[0] in "?.,!)" or \
+                re.match(r"then\b", rs):  # "what about 32k then?"
             return ("context_tokens", _ctx(n))
     if re.search(r"(?:users?|requests?|concurrency|concurrent)\s*(?:of|=|:)?\s*$", left):
         return ("concurrent_users", v)
@@ -335,10 +337,11 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
     if 256 <= v <= 4096 and (re.search(r"(?:\bat|\bpe|\bpar|@|پر)\s*$", left) or re.match(r"\s*(?:pe|par|پر)\b", right)) and \
             (r.image or re.search(r"images?|تصاویر|تصویر|tasveer", r.text)):
         return ("resolution", v)  # "PixArt at 1024"
-    m_out = re.search(r"\b(output|prompt|input|context)s?\s*[:=]?\s*(?:~|about|around)?\s*$", left)
+    m_out = re.search(r"\b(output|prompt|input|context|repl(?:y|ie)|answer|response)s?\s*[:=]?\s*(?:~|about|around)?\s*$", left)
     if m_out and re.search(r"\btokens?\b", r.text):
         role = {"output": "output_tokens", "prompt": "prompt_tokens", "input": "prompt_tokens"}.get(m_out.group(1),
                                                                                                    "context_tokens")
+        role = "output_tokens" if m_out.group(1) in ("reply", "replie", "answer", "response") else role  # "replies ~300"
         return (role, v)  # "(prompt ~400 tokens, output ~100)"
     if v >= 2 and re.search(r"(?:need|want|make|generate|produce|create|chahiye|چاہیے|چاہئیں)\s*$", left) and \
             re.match(r"\s*(?:$|[,.;:?!)]|(?:for|to|in|by|of|by|ki|ke|کی|کے)\b)", right):
@@ -416,7 +419,8 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
     if "examples" in r.values and re.search(r"(?:examples?|samples?|rows?|records?|pairs?|docs?|conversations?|chats?|"
                                              r"مثالیں|مثالوں)\W{0,3}$", left):
         return ("tokens_per_example", n.value)  # "10k samples 512 tok"
-    if each_word and "examples" in r.values and not re.search(r"(?:each|per|har|ہر)\s+(?:prompt|input|request|answer|output|response)", near_l):
+    if each_word and "examples" in r.values and not re.search(r"\b(?:repl(?:y|ies)|responses?|outputs?)\b", left[-20:]) \
+            and not re.search(r"(?:each|per|har|ہر)\s+(?:prompt|input|request|answer|output|response)", near_l):
         return ("tokens_per_example", n.value)  # "25k question-answer pairs, maybe 300 tokens each"
     if cues and (not each_word or re.search(r"(?:each|per|har|ہر)\s+(?:prompt|input|request|answer|output|response)", near_l)
                  or max(cues)[0] > len(near_l) - 16):
@@ -447,6 +451,7 @@ def _time_role(hours: float, left: str, right: str) -> tuple[str, float]:
             re.match(r"\s*\w*\s*(?:tak|تک|کے اندر|اندر|ke andar|andar|se pehle|سے پہلے|میں|mein|me)\b", right) \
             or re.search(r"(?:deadline|due\b|ڈیڈ ?لائن)", left) or \
             re.search(r"\b(?:i|we) (?:only )?(?:have|got)\b[^.?!]{0,22}$", left) or \
+            re.search(r"(?:میرے پاس|ہمارے پاس|mere paas|hamare paas)\W+(?:\w+\W+){0,2}$", left) or \
             re.match(r"\s*\w*\s*(?:ka|ki|کا|کی)\s+(?:time|waqt|وقت)\s+(?:hai|ہے)", right) or \
             re.match(r"\s*\w*\s*(?:ki|ka|کی|کا|of)?\s*(?:deadline|ڈیڈ ?لائن)", right) or \
             re.search(r"\(\W*$", left) and cue and cue.search(left[-40:]):  # "until end of quarter (~6 weeks)"

@@ -138,6 +138,8 @@ def merge(prev: Query, new: Query) -> Query:
         for k in ("model", "model_text", "model_unknown", "params_b"):
             data[k] = getattr(new, k)
         same = patterns("same_settings").search(new.text.lower())  # "same thing for Nimbus-Omni 2?"
+        same = same or not (prev.model or prev.model_unknown or prev.params_b) or \
+            not set(stated) - {"model", "model_unknown", "params_b", "method"}  # "and for Llama-4-Titan-3T?"
         for k in _RESET_ON_NEW_MODEL:
             if k not in stated and not same:
                 data[k] = Query.model_fields[k].get_default(call_default_factory=True)

@@ -121,21 +121,31 @@ def _understand_cached(raw: str) -> Query:
     return q
 
 
+_NAME_FORMS = (  # where a product-like name the catalog lacks is written, most explicit first
+    r"[\"“'‘]([A-Z][\w.]*(?:[ -][A-Z0-9][\w.]*)*)[\"”'’]\s+(?:model|llm)\b",  # the new "Nebulon-X Pro" model
+    r"(?:\b(?:for|run|serve|of|does|deploy|with|model|called|named|use|host|can|is|will|about|q?lora|fine-?tune|train|tune)\s+)"
+    r"((?:[A-Z][A-Za-z0-9]+)(?:[-_ ][A-Z0-9][A-Za-z0-9]*)+|[A-Z][a-z]+[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)",
+    r"(?:^|[\s،,])((?:[A-Z][A-Za-z0-9]+)(?: [A-Z0-9][A-Za-z0-9]*)+)\s+(?:کو|کی|کا|ko|ki|ka)\b",
+    r"(?:^|\s)([A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*|[A-Z][A-Za-z0-9]+(?:-[A-Z0-9][A-Za-z0-9]*)+)(?=[\s?.,!]|$)",
+)
+
+
 def _named_model(raw: str, t: str) -> Any:
     """A product-like name the catalog lacks, seen by its capitals as written ("DeepThink-Omega",
-    "Mistral Colossus") after a word that introduces a model."""
+    "Mistral Colossus", "Nebulon-X Pro" in quotes): the first written form that is not a GPU, a
+    provider, a tool, a format or a short word in capitals."""
     from assistant.engine.names import Span
 
-    m = re.search(r"(?:\b(?:for|run|serve|of|does|deploy|with|model|called|named|use|host|can|is|will|about|q?lora|"
-                  r"fine-?tune|train|tune)\s+)"
-                  r"((?:[A-Z][A-Za-z0-9]+)(?:[-_ ][A-Z0-9][A-Za-z0-9]*)+|[A-Z][a-z]+[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)", raw) or \
-        re.search(r"(?:^|[\s،,])((?:[A-Z][A-Za-z0-9]+)(?: [A-Z0-9][A-Za-z0-9]*)+)\s+(?:کو|کی|کا|ko|ki|ka)\b", raw)
-    m = m or re.search(r"(?:^|\s)([A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*|[A-Z][A-Za-z0-9]+(?:-[A-Z0-9][A-Za-z0-9]*)+)"
-                       r"(?=[\s?.,!]|$)",
-                       raw)  # CamelCase or hyphenated product names: "GigaMind-X", "ZetaLLM-Pro"
-    if not m:
-        return None
-    name = m.group(1)
+    for form in _NAME_FORMS:
+        for m in re.finditer(form, raw):
+            if _is_model_like(m.group(1)):
+                low = m.group(1).lower()
+                i = t.find(low)
+                return Span(max(i, 0), max(i, 0) + len(low), m.group(1), m.group(1))
+    return None
+
+
+def _is_model_like(name: str) -> bool:
     from knowledge.catalog import gpu_name_key, gpu_names, load_providers
 
     exact, families = gpu_names()
@@ -143,17 +153,15 @@ def _named_model(raw: str, t: str) -> Any:
     not_models = {w for lx in lexicon().values() for w in lx.get("not_model_names", [])}  # tools, platforms, brands
     if key in exact or key in families or name.lower().replace("-", "") in {p.replace("-", "") for p in load_providers()} or \
             name.lower() in not_models:
-        return None
+        return False
     if re.fullmatch(r"(?:[A-Z][a-z]+ )?(?:GPU|GPUs|RTX|GTX|AWS|GCP|Azure|Lambda|RunPod|Vast|NVIDIA|AMD)\b.*", name):
-        return None
+        return False
+    if re.search(r"\b(?:gpus?|node|hours?|hr|instance|vm|cards?|per)\b", name.lower()):
+        return False  # "Per-GPU", "H100-node": hardware words, not a model
     if len(name) < 5 and not re.search(r"[\d-]", name):
-        return None  # "SaaS", "MVP": short words in capitals are not model names
+        return False  # "SaaS", "MVP": short words in capitals are not model names
     first = re.split(r"[\s-]+", name)[0].lower()
-    if any(find_concepts(f" {first} ", key) for key in ("precision", "method", "engine", "optimizer")):
-        return None  # "GPTQ vs GGUF", "QLoRA-Adapter": formats and methods, not models
-    low = name.lower()
-    i = t.find(low)
-    return Span(max(i, 0), max(i, 0) + len(low), name, name)
+    return not any(find_concepts(f" {first} ", key) for key in ("precision", "method", "engine", "optimizer"))
 
 
 def _from_instances(q: Query, instances: list) -> None:
@@ -369,6 +377,9 @@ def _read_words(t: str, q: Query) -> None:
                 (m_day.group(1), m_hpd.group(1) or m_hpd.group(2)):
             q.number_uses[txt] = "duration_hours"
             q.not_used = [x for x in q.not_used if x != txt]
+    m_hd = re.search(r"\b(\d+)\s*(?:hours?|hrs?|گھنٹے)\W{1,3}(\d+)\s*(?:days?|دن)\b", t)
+    if m_hd and q.duration_hours == float(m_hd.group(1)):
+        q.duration_hours = float(m_hd.group(1)) * float(m_hd.group(2))  # "(24 گھنٹے، 30 دن)": 24 hours a day for 30 days
     phrase_duration = False
     for lx in lexicon().values():
         for phrase, hours in lx.get("deadline_phrases", {}).items():

@@ -33,6 +33,8 @@ EVAL = Path(__file__).resolve().parents[1] / "data" / "eval"
     ("batch16.jsonl", 100, 0.98),
     ("batch17.jsonl", 98, 0.98),
     ("batch18.jsonl", 103, 0.98),
+    ("batch19.jsonl", 99, 0.98),
+    ("batch20.jsonl", 95, 0.98),
 ])
 def test_batch_stays_understood(batch, min_full, min_facts):
     summary, results = evaluate(EVAL / batch, understand_new)

@@ -449,3 +449,31 @@ _BATCH17_18_CASES = [
 @pytest.mark.parametrize("text, facts", _BATCH17_18_CASES)
 def test_batch17_18_classes(text, facts):
     _check_facts(text, facts)
+
+
+_BATCH19_20_CASES = [
+    ("how do i train a 900 trillion parameter model from scratch on 2 T4s in an hour for $5",
+     {"gpu_count": 2, "budget_usd_total": 5, "budget_usd_per_hour": None}),
+    ("qlora 13b on a 24gb card, batch 8 seq 1024 — will it fit?", {"batch": 8, "context_tokens": 1024}),
+    ("vram for 70b 4bit 32k ctx 8 users?", {"concurrent_users": 8, "context_tokens": 32768}),
+    ("cheapest gpu that can serve phi-3-mini in fp16, 4k context, ~10 users at once", {"model": "phi-3-mini-4k"}),
+    ("our chatbot has ~200 daily users, ~3 messages each, replies around 500 tokens. 8B model, one L4?", {"output_tokens": 500}),
+    ("Llama 3.3 70B int4، بیس یوزر ایک ساتھ۔ مہینے کا خرچ کیا ہوگا؟ (24 گھنٹے، 30 دن)", {"duration_hours": 720}),
+    ("میرے پاس صرف 12 گھنٹے ہیں۔ Llama 3.1 8B کو QLoRA سے ایک لاکھ مثالوں پر ٹرین کرنا ہے", {"deadline_hours": 12}),
+    ('I want to finetune the new "Nebulon-X Pro" model some startup just dropped. what gpu do i need for LoRA?',
+     {"model_unknown": "Nebulon-X Pro"}),
+]
+
+
+@pytest.mark.parametrize("text, facts", _BATCH19_20_CASES)
+def test_batch19_20_classes(text, facts):
+    _check_facts(text, facts)
+
+
+def test_follow_ups_that_only_name_a_model_keep_the_settings():
+    q = understand_dialogue(["Can Llama 3.1 8B in fp16 fit on a 24GB card with 8k context?", "what about 32k then?"])
+    assert q.context_tokens == 32768 and q.precision == "fp16"
+    q = understand_dialogue(["how much vram for llama 3.1 70b at int4?", "and for Llama-4-Titan-3T?"])
+    assert q.model_unknown == "Llama-4-Titan-3T" and q.precision == "int4"
+    q = understand_dialogue(["we expect 50 users at the same time", "ماڈل Llama 3.1 8B ہوگا، int4 میں، vLLM کے ساتھ۔"])
+    assert q.concurrent_users == 50
