@@ -97,7 +97,7 @@ def _status(backend: str) -> str:
 
 
 def respond(message: str, history: list | None, thread_id: str | None, recent: list | None = None,
-            request: gr.Request = None) -> Iterator[tuple]:
+            lang: str | None = "auto", request: gr.Request = None) -> Iterator[tuple]:
     """Stream one turn: the question, tool steps as they run, then the answer above its folded steps.
 
     Yields (history, textbox, thread_id, status, recent threads); the last yield holds real values."""
@@ -110,7 +110,7 @@ def respond(message: str, history: list | None, thread_id: str | None, recent: l
     owner = _owner(request) if request is not None else None
     hist, tid, ans = list(history or []), thread_id, None
     with _user_errors():
-        for hist, tid, ans in web_chat.turn(_advisor(), q, history or [], thread_id, owner):
+        for hist, tid, ans in web_chat.turn(_advisor(), q, history or [], thread_id, owner, lang=lang or "auto"):
             yield hist, "", tid, gr.skip(), gr.skip()
     status = _status(ans.backend) if ans is not None else ""
     yield hist, "", tid, status, web_chat.remember(recent, tid, q)
@@ -253,15 +253,19 @@ def build_demo() -> gr.Blocks:
                 send = gr.Button("Send", variant="primary", scale=1, min_width=80)
             with gr.Row():
                 new = gr.Button("New chat", size="sm", scale=0, min_width=100, elem_id="new-chat")
+                answer_lang = gr.Radio([("Answer in: question's language", "auto"), ("English", "en"), ("اردو", "ur")],
+                                       value="auto", show_label=False, container=False, scale=0, min_width=320,
+                                       elem_id="answer-lang")
                 status = gr.Markdown("", elem_id="status")
             with gr.Accordion("Recent chats", open=False, elem_id="recent-box"):
                 recent_list = gr.Radio([], show_label=False, visible=False, elem_id="recent")
             outputs = [chatbot, box, thread, status, recent]
             url_js = web_assets.set_thread_url_js()
-            for ev in (box.submit(respond, [box, chatbot, thread, recent], outputs, api_name="chat"),
-                       send.click(respond, [box, chatbot, thread, recent], outputs, api_visibility="private"),
+            inputs = [box, chatbot, thread, recent, answer_lang]
+            for ev in (box.submit(respond, inputs, outputs, api_name="chat"),
+                       send.click(respond, inputs, outputs, api_visibility="private"),
                        chatbot.example_select(_example, None, box, api_visibility="private", queue=False).then(
-                           respond, [box, chatbot, thread, recent], outputs, api_visibility="private")):
+                           respond, inputs, outputs, api_visibility="private")):
                 ev.then(None, [thread], None, js=url_js).then(_recent_choices, recent, recent_list,
                                                               api_visibility="private", queue=False)
             new.click(new_chat, None, [chatbot, box, thread, status], api_name="new_chat", queue=False).then(

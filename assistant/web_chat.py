@@ -50,8 +50,9 @@ def _answer_message(ans: Any) -> gr.ChatMessage:
 
 
 def turn(advisor: Any, q: str, history: list, thread_id: str | None,
-         owner: str | None = None) -> Iterator[tuple[list, str, Any]]:
-    """Stream one turn: yields (messages, thread id, the Answer once it is there, else None)."""
+         owner: str | None = None, lang: str = "auto") -> Iterator[tuple[list, str, Any]]:
+    """Stream one turn: yields (messages, thread id, the Answer once it is there, else None); `lang`
+    (auto, en, ur) is the reader's answer-language setting."""
     history = list(history or [])
     tid = thread_id or uuid.uuid4().hex
     history.append(user_message(q))
@@ -60,7 +61,7 @@ def turn(advisor: Any, q: str, history: list, thread_id: str | None,
     steps: list[gr.ChatMessage] = []
     running: dict[str, tuple[int, float, dict[str, Any]]] = {}
     draft: gr.ChatMessage | None = None
-    for ev in advisor.stream(q, tid, owner=owner):
+    for ev in advisor.stream(q, tid, owner=owner, lang=lang):
         kind = ev["type"]
         if kind == "tool_start":
             steps.append(step_message(ev))

@@ -183,3 +183,11 @@ def test_web_words_replaces_cli_flags():
     assert web_calc.web_words("often reaches less — pass --mfu from your own runs to rescale.") == (
         "often reaches less — a utilisation (MFU) measured on your own runs would rescale it.")
     assert "--" not in web_calc.web_words("give --hours H, or a model with --method")
+
+
+def test_the_answer_language_setting_overrides_the_questions_language(app_module):
+    *_, last = app_module.respond(FIT_Q, [], None, [], "ur")
+    answer = _text(_answers(last[0])[-1])
+    assert 'dir="rtl"' in answer and "GB" in answer  # an English question answered in Urdu on request
+    *_, last = app_module.respond(URDU_Q, [], None, [], "en")
+    assert 'dir="rtl"' not in _text(_answers(last[0])[-1])
