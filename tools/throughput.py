@@ -75,7 +75,16 @@ class EngineProfile(BaseModel):
                              "(effective: unfused eager attention streams it at low efficiency)")
     cuda_graphs: bool = Field(False, description="decode steps replayed as CUDA graphs (no per-kernel launch cost)")
     host_overlap: bool = Field(False, description="the host enqueues a step's kernels while the GPU runs them "
-                               "(eager PyTorch): a step takes the longer of the two, not their sum")
+                               "(eager PyTorch): a step takes the longer of the two plus the part that cannot "
+                               "overlap (host_sync_share), not their sum")
+    host_sync_share: float = Field(1.0, ge=0, le=1, description="with host_overlap: share of the shorter of host "
+                                   "and GPU time that does not overlap (the per-step sync on the sampled token, "
+                                   "the queue refilling after it); 1 = their sum, 0 = the longer alone")
+    host_factor_consumer: float = Field(1.0, gt=0, le=2, description="Python host time per step (host_overlap "
+                                        "engines) on consumer GPUs relative to datacenter servers: desktops run "
+                                        "fewer, faster-clocked "
+                                        "cores (e.g. 5.8 GHz vs 3.8 GHz max turbo for the same Golden Cove core "
+                                        "generation); one value for every engine, fitted jointly")
     fp8_compute: bool = True
     kernels: dict[str, KernelProfile] = Field(default_factory=dict,
                                              description="default kernel per weight format (int4, int8, nf4, fp8, gguf)")
@@ -88,6 +97,12 @@ class EngineProfile(BaseModel):
         if gpu.memory_type.upper().startswith("HBM3"):
             return min(1.0, self.bw_eff_hbm * self.hbm3_factor)
         return self.bw_eff_hbm
+
+    def host_scale(self, gpu: GpuSpec) -> float:
+        """Multiplier on the host time of a Python-driven step (eager PyTorch: interpreter and launch
+        work per operator, bound by one core's speed) for the machine class a GPU sits in; engines
+        that replay CUDA graphs or run a compiled loop keep their fitted overheads as they are."""
+        return self.host_factor_consumer if self.host_overlap and gpu.gpu_class == "consumer" else 1.0
 
     def kernel_for(self, fmt: WeightFormat) -> KernelProfile:
         """The kernel this engine runs a weight format on by default (16-bit: the dense GEMM)."""
@@ -279,14 +294,19 @@ def estimate_speed(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: Speed
                if peak_flops else 0.0)
     t_comm, link = _comm_s(a, gpu, engine, n, req.batch)
     device = max(t_wmem, t_wcomp) + max(t_kvmem, t_acomp) + t_comm
-    host = engine.overhead_ms_per_layer * 1e-3 * a.num_layers + t_launch
-    fixed = engine.overhead_ms_per_step * 1e-3
+    hs = engine.host_scale(gpu)
+    host = hs * (engine.overhead_ms_per_layer * 1e-3 * a.num_layers + t_launch)
+    fixed = hs * engine.overhead_ms_per_step * 1e-3
     if n > 1 and engine.multi_gpu == "layer":
         fixed += engine.layer_hop_ms * 1e-3 * (n - 1)
     # Host time adds to the GPU's where kernels are shorter than their launches (the GPU idles
-    # between them); an eager PyTorch loop enqueues a whole step ahead of the GPU, so its step takes
-    # the longer of the two (host_overlap). CUDA graphs shrink the per-layer part to the replay cost.
-    step = (max(device, host) if engine.host_overlap else device + host) + fixed
+    # between them); an eager PyTorch loop enqueues kernels ahead of the GPU, so its step takes the
+    # longer of the two plus the share of the shorter that cannot overlap (host_overlap). CUDA
+    # graphs shrink the per-layer part to the replay cost.
+    if engine.host_overlap and not kern.host_sync:
+        step = max(device, host) + engine.host_sync_share * min(device, host) + fixed
+    else:
+        step = device + host + fixed
     overhead = step - device
     host_bound = host + fixed > device
     t_mem, t_comp = t_wmem + t_kvmem, t_wcomp + t_acomp
