@@ -365,6 +365,11 @@ def _read_words(t: str, q: Query) -> None:
     if q.gpu_count is None and q.gpus and re.search(r"\b(?:on|fit on|run on) (?:one|a single|just one)\s*(?:[?.!,]|and\b|$)", t):
         q.gpu_count = 1
     q.injection = q.injection or bool(patterns("injection").search(t))
+    _read_durations(t, q)
+
+
+def _read_durations(t: str, q: Query) -> None:
+    """Hours a day over days or a month, "24 hours, 30 days", and the deadline and duration phrases."""
     m_day = re.search(r"(\d+(?:\.\d+)?)\s*(?:(?:working|work|business|calendar)\s+)?(?:days?|din|دن)\b", t) or \
         re.search(r"(?:(?:a|one|ek|ایک)\s+)?(?P<month>month(?:ly)?|mahin[ae]y?|mahana|مہینے|مہینہ|ماہانہ)\b", t)
     m_hpd = re.search(r"(?:daily|per day|a day|each day|roz(?:ana)?|har din|روزانہ|ہر دن)\D{0,12}(\d+(?:\.\d+)?)\s*(?:hours?|hrs?|h\b|ghante|گھنٹے)"
