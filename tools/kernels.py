@@ -15,6 +15,9 @@ A weight-only quantised kernel is not "fewer bytes, same speed". Each family is 
     compute_eff        tensor-core efficiency relative to the engine's 16-bit GEMMs once compute-bound
     launch_us_per_linear  extra host/launch time per quantised linear layer per step in engines without
                        CUDA graphs (bitsandbytes launches several small kernels per layer)
+    reconstruct_launch_us_per_linear  extra host time per linear on the dequantise-then-GEMM path: in
+                       bitsandbytes 4-bit a single row calls one fused gemv_4bit, more rows go through
+                       the MatMul4Bit autograd function, dequantize_4bit's Python wrapper and F.linear
     host_sync          the kernel reads a data-dependent size back to the host on every call (LLM.int8()
                        with an outlier threshold: `outliers.any()` / `torch.argwhere` in bitsandbytes 0.45,
                        `torch.unique` of the COO outliers in 0.37-0.44), so an eager loop stalls on each
@@ -24,7 +27,8 @@ Time of the linear layers for batch b (weights W bytes, Pq quantised weights, ba
     reconstruct (b >= reconstruct_batch > 0):  (W + 4 Pq) / B   (a dequantise kernel and a 16-bit GEMM)
     fused:                                     W / (B x bw_eff) x (1 + batch_slope x (b - 1))
     t_linear = max(memory, b x 2 x active params / (peak x engine compute_eff x kernel compute_eff))
-               + launch_us_per_linear x quantised linears (eager engines only)
+               + (launch_us_per_linear [+ reconstruct_launch_us_per_linear when reconstructing])
+                 x quantised linears (eager engines only)
 """
 
 from __future__ import annotations
@@ -48,6 +52,8 @@ class KernelProfile(BaseModel):
     reconstruct_batch: int = Field(0, ge=0, description="batch from which weights are dequantised to 16-bit; 0 never")
     compute_eff: float = Field(1.0, gt=0, le=2, description="tensor efficiency relative to 16-bit GEMMs")
     launch_us_per_linear: float = Field(0.0, ge=0, description="extra launch time per quantised linear (eager)")
+    reconstruct_launch_us_per_linear: float = Field(0.0, ge=0, description="extra host time per quantised linear "
+                                                    "on the dequantise-then-GEMM path (eager engines)")
     host_sync: bool = Field(False, description="every call waits for the GPU (a data-dependent shape read back "
                             "on the host), so an eager engine cannot enqueue ahead: host and GPU time add")
     source: str = ""
@@ -71,12 +77,14 @@ def linear_time_s(k: KernelProfile, *, weight_bytes: float, quantized_params: fl
         peak_flops: dense tensor rate (FLOP/s) or None when unknown (compute not counted).
         quantized_linears: quantised linear layers executed per step (launch cost in eager engines).
     """
-    if k.reconstruct_batch and batch >= k.reconstruct_batch:
+    reconstruct = bool(k.reconstruct_batch) and batch >= k.reconstruct_batch
+    if reconstruct:
         # a plain dequantise kernel and a 16-bit GEMM stream at the engine's 16-bit efficiency,
         # not at the fused kernel's (whose bw_eff is the cost of dequantising inside a GEMV)
         t_mem = (weight_bytes + 4.0 * quantized_params) / bandwidth
     else:
         t_mem = weight_bytes / (bandwidth * k.bw_eff) * (1.0 + k.batch_slope * (batch - 1))
     t_comp = matmul_flops / (peak_flops * engine_compute_eff * k.compute_eff) if peak_flops else 0.0
-    t_launch = 0.0 if cuda_graphs else k.launch_us_per_linear * 1e-6 * quantized_linears
+    launch_us = k.launch_us_per_linear + (k.reconstruct_launch_us_per_linear if reconstruct else 0.0)
+    t_launch = 0.0 if cuda_graphs else launch_us * 1e-6 * quantized_linears
     return t_mem, t_comp, t_launch
