@@ -253,9 +253,9 @@ def build_demo() -> gr.Blocks:
                 send = gr.Button("Send", variant="primary", scale=1, min_width=80)
             with gr.Row():
                 new = gr.Button("New chat", size="sm", scale=0, min_width=100, elem_id="new-chat")
-                answer_lang = gr.Radio([("Answer in: question's language", "auto"), ("English", "en"), ("اردو", "ur")],
-                                       value="auto", show_label=False, container=False, scale=0, min_width=320,
-                                       elem_id="answer-lang")
+                answer_lang = gr.Dropdown([("Reply: same language", "auto"), ("Reply: English", "en"), ("جواب: اردو", "ur")],
+                                          value="auto", show_label=False, container=False, scale=0, min_width=230,
+                                          elem_id="answer-lang", filterable=False)
                 status = gr.Markdown("", elem_id="status")
             with gr.Accordion("Recent chats", open=False, elem_id="recent-box"):
                 recent_list = gr.Radio([], show_label=False, visible=False, elem_id="recent")
