@@ -3,8 +3,9 @@
 Engine and kernel profiles (knowledge/engines.csv, knowledge/quant_kernels.csv) were fitted on these
 rows by benchmarks/calibrate_speed.py. The in-sample checks guard that fit; the leave-one-source-out
 checks (every source predicted by a fit on the others) guard the out-of-sample figure reported in the
-README. The issue's target is 10 % LOSO overall; the bounds below are the measured figures plus a
-small margin, so a change that makes out-of-sample accuracy worse fails here.
+README. The issue's target is 10 % LOSO overall and 15 % per engine with two or more sources (not all
+reached); the bounds below are the measured figures plus a small margin, so a change that makes
+out-of-sample accuracy worse fails here.
 """
 
 import statistics
@@ -49,12 +50,11 @@ def test_in_sample_median_error_at_most_10_percent():
 
 
 @pytest.mark.parametrize("engine, bound", [
-    ("llama.cpp", 20.0), ("llama.cpp-legacy", 20.0), ("vllm", 20.0), ("vllm-v0", 20.0), ("torch-compile", 20.0),
-    ("tensorrt-llm", 20.0), ("pytorch-eager-legacy", 20.0), ("sglang", 20.0),
-    # transformers 4.46 rows (bitsandbytes README) come from three machines whose host CPUs differ: the
-    # RTX 4090 desktop launches kernels ~3x faster than the H100 and T4 servers. The model has no
-    # per-machine host speed, so this engine's in-sample median is 27 % (measured when written).
-    ("pytorch-eager", 32.0)])
+    ("llama.cpp", 12.0), ("llama.cpp-legacy", 15.0), ("vllm", 10.0), ("vllm-v0", 10.0), ("torch-compile", 10.0),
+    ("tensorrt-llm", 10.0), ("pytorch-eager-legacy", 10.0), ("sglang", 10.0), ("exllamav2", 15.0), ("mlc", 10.0),
+    # transformers rows come from machines whose hosts differ (the RTX 4090 desktop runs Python ~2-3x
+    # faster than the H100 and T4 servers): modelled by the shared desktop-host factor. Measured 9.3 %.
+    ("pytorch-eager", 12.0)])
 def test_each_engine_in_sample_median(engine, bound):
     rows = error_table([c for c in SCORED if c.engine == engine])
     assert statistics.median(abs(r["error_pct"]) for r in rows) <= bound
@@ -66,16 +66,19 @@ def loso_rows():
 
 
 def test_leave_one_source_out_overall(loso_rows):
-    # measured 12.2 % (181 rows, 24 sources) when this test was written; the target is 10 %
+    # measured 12.3 % (217 rows, 32 sources; 11.7 % on the first 181 rows, which scored 12.2 % before the
+    # host-time model) when this test was written; the target is 10 %
     assert len(loso_rows) == len(SCORED)
-    assert summary(loso_rows)["median_abs_pct"] <= 14.0
+    assert summary(loso_rows)["median_abs_pct"] <= 13.5
 
 
 def test_leave_one_source_out_per_engine_with_two_or_more_sources(loso_rows):
-    # measured: llama.cpp 5.3 %, llama.cpp-legacy 9.1 %, torch-compile 8.3 %, pytorch-eager 19.4 %,
-    # pytorch-eager-legacy 16.9 % (the target is 15 % for each)
-    bounds = {"llama.cpp": 8.0, "llama.cpp-legacy": 12.0, "torch-compile": 11.0, "pytorch-eager": 22.0,
-              "pytorch-eager-legacy": 20.0}
+    # measured: llama.cpp 7.8 %, llama.cpp-legacy 11.5 %, torch-compile 6.5 %, tensorrt-llm 5.4 %,
+    # vllm-v0 4.8 %, mlc 10.5 %, pytorch-eager-legacy 14.2 %, pytorch-eager 20.0 % (17 of its 50 rows are
+    # LLM.int8() 0.45 from one source, predicted from the 2022 kernel generation), exllamav2 31.1 % (4
+    # rows: 2023 README at short context vs text-generation-webui at 3,200 + 800 tokens). Target 15 % each.
+    bounds = {"llama.cpp": 9.0, "llama.cpp-legacy": 13.0, "torch-compile": 8.0, "tensorrt-llm": 7.0,
+              "vllm-v0": 6.5, "mlc": 12.5, "pytorch-eager-legacy": 16.0, "pytorch-eager": 22.0, "exllamav2": 33.0}
     for eng, bound in bounds.items():
         mine = [r for r in loso_rows if r["engine"] == eng]
         assert len({r["source"] for r in mine}) >= 2
