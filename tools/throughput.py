@@ -294,21 +294,9 @@ def estimate_speed(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: Speed
                if peak_flops else 0.0)
     t_comm, link = _comm_s(a, gpu, engine, n, req.batch)
     device = max(t_wmem, t_wcomp) + max(t_kvmem, t_acomp) + t_comm
-    hs = engine.host_scale(gpu)
-    host = hs * (engine.overhead_ms_per_layer * 1e-3 * a.num_layers + t_launch)
-    fixed = hs * engine.overhead_ms_per_step * 1e-3
-    if n > 1 and engine.multi_gpu == "layer":
-        fixed += engine.layer_hop_ms * 1e-3 * (n - 1)
-    # Host time adds to the GPU's where kernels are shorter than their launches (the GPU idles
-    # between them); an eager PyTorch loop enqueues kernels ahead of the GPU, so its step takes the
-    # longer of the two plus the share of the shorter that cannot overlap (host_overlap). CUDA
-    # graphs shrink the per-layer part to the replay cost.
-    if engine.host_overlap and not kern.host_sync:
-        step = max(device, host) + engine.host_sync_share * min(device, host) + fixed
-    else:
-        step = device + host + fixed
+    step, host = _step_s(a, gpu, engine, kern, n, device, t_launch)
     overhead = step - device
-    host_bound = host + fixed > device
+    host_bound = host > device
     t_mem, t_comp = t_wmem + t_kvmem, t_wcomp + t_acomp
     bound = _bound(t_wmem, t_wcomp, t_kvmem, t_acomp, t_comm)
 
@@ -337,10 +325,32 @@ def estimate_speed(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: Speed
         kernel=kern.id,
         inputs=req.model_dump() | {"model": a.id},
         assumptions=_assumptions(a, gpu, engine, req, fmt, kern, how, link, peak, avg_ctx)
-        + ([f"Mostly host overhead: {engine.name} spends {(host + fixed) * 1e3:.1f} ms per step launching kernels "
+        + ([f"Mostly host overhead: {engine.name} spends {host * 1e3:.1f} ms per step launching kernels "
             f"and scheduling against {device * 1e3:.1f} ms of GPU work, so a faster GPU helps little; CUDA graphs "
             "or a compiled engine would."] if host_bound else []),
     )
+
+
+def _step_s(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, kern: KernelProfile, n: int, device: float,
+            t_launch: float) -> tuple[float, float]:
+    """(decode step, host time) in seconds from the GPU time of the step.
+
+    Host time adds to the GPU's where kernels are shorter than their launches (the GPU idles between
+    them); an eager PyTorch loop enqueues kernels ahead of the GPU, so its step takes the longer of
+    the two plus the share of the shorter that cannot overlap (host_overlap), unless a kernel reads a
+    size back every call (host_sync) and the loop stalls. CUDA graphs shrink the per-layer part to the
+    replay cost; a desktop host runs the Python part faster (host_scale).
+    """
+    hs = engine.host_scale(gpu)
+    host = hs * (engine.overhead_ms_per_layer * 1e-3 * a.num_layers + t_launch)
+    fixed = hs * engine.overhead_ms_per_step * 1e-3
+    if n > 1 and engine.multi_gpu == "layer":
+        fixed += engine.layer_hop_ms * 1e-3 * (n - 1)
+    if engine.host_overlap and not kern.host_sync:
+        step = max(device, host) + engine.host_sync_share * min(device, host) + fixed
+    else:
+        step = device + host + fixed
+    return step, host + fixed
 
 
 def _bound(t_wmem: float, t_wcomp: float, t_kvmem: float, t_acomp: float,
@@ -376,6 +386,13 @@ def _assumptions(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: SpeedRe
                 f", +{kern.batch_slope:.0%} weight-read time per extra sequence" if kern.batch_slope else "")
         out.append(f"Quantised weights ({fmt.name}) run on {kern.name} [{kern.id}] at ~{kern.bw_eff:.0%} of that "
                    f"bandwidth{grow} (knowledge/quant_kernels.csv).")
+    if engine.host_overlap:
+        desk = (f"; on a desktop host (consumer GPU) Python takes {engine.host_scale(gpu):.2f}x the server's time"
+                if engine.host_scale(gpu) != 1.0 else "")
+        out.append(f"{engine.name} runs Python ahead of the GPU: a step is the longer of host and GPU time plus "
+                   f"{engine.host_sync_share:.0%} of the shorter{desk}."
+                   + (f" {kern.name} reads a size back on every call, so here host and GPU time add."
+                      if kern.host_sync else ""))
     if engine.kv_passes > 1:
         out.append(f"{engine.name} streams the KV cache {engine.kv_passes:g} times per step (the cache is "
                    "re-concatenated each step), so cost grows with batch x length.")
