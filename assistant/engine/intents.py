@@ -9,6 +9,8 @@ new keeps the thread's intents.
 
 from __future__ import annotations
 
+import re
+
 __all__ = ["cue_set", "finalize"]
 
 
@@ -246,6 +248,9 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
             add(x)  # the same rows for each side
     if "cost" in intents and q.has_model and q.gpus and not training:
         add("fit")  # a deployment's bill assumes it runs on the GPU: the fit is checked
+    if "compare" in intents and len(q.gpus) >= 2 and not q.has_model and not training and \
+            (q.method == "inference" or re.search(r"\bllms?\b|inference|serv(?:e|ing)|tok", t)):
+        add("speed")  # "4090 vs 3090 for inference": the same example model on each card, said so
     if "cost" in intents and q.gpus:
         add("prices")
     if "cost" in intents and q.has_model and not q.has_gpu and not training and "recommend" not in intents:

@@ -477,3 +477,8 @@ def test_follow_ups_that_only_name_a_model_keep_the_settings():
     assert q.model_unknown == "Llama-4-Titan-3T" and q.precision == "int4"
     q = understand_dialogue(["we expect 50 users at the same time", "ماڈل Llama 3.1 8B ہوگا، int4 میں، vLLM کے ساتھ۔"])
     assert q.concurrent_users == 50
+
+
+def test_two_cards_compared_for_inference_get_speed_side_by_side():
+    q = understand("4090 vs 3090 for inference, is the 4090 worth the extra $/hr?")
+    assert {"compare", "speed", "prices"} <= set(q.intents) and q.model is None
