@@ -122,7 +122,6 @@ _RESET_ON_NEW_MODEL = ("method", "precision", "context_tokens", "prompt_tokens",
                        "lora_targets", "images", "resolution", "steps", "solve_for")
 
 
-_EACH_ONE = r"^\s*(?:each (?:one|of them|participant|student|person)|ہر (?:ایک|طالب علم|شریک)|har ek)\b"
 _PICKS_A_GPU = ("cheapest_gpu", "fastest_gpu", "min_gpu_memory")  # unknowns that are a GPU, not a number
 
 
@@ -159,7 +158,7 @@ def merge(prev: Query, new: Query) -> Query:
                 injection=new.injection)
     if "solve_for" not in stated and new.gpus and prev.solve_for in _PICKS_A_GPU:
         data["solve_for"] = None  # "and on an L4?" after "the cheapest GPU": the GPU is now given
-    if new.gpu_count is None and prev.concurrent_users and re.search(_EACH_ONE, new.text.lower()):
+    if new.gpu_count is None and prev.concurrent_users and re.match(r"\s*" + patterns("each_one").pattern, new.text.lower()):
         data["gpu_count"] = prev.concurrent_users  # "12 participants." ... "each one will QLoRA ... on a T4"
     if "solve_for" not in stated and new.gpu_count and prev.solve_for == "min_gpu_count":
         data["solve_for"] = None  # "would 1 be enough with QLoRA?": the count is now given

@@ -145,14 +145,19 @@ def _named_model(raw: str, t: str) -> Any:
     return None
 
 
+@lru_cache(maxsize=1)
+def _not_model_names() -> frozenset[str]:
+    """Tools, platforms and brands people write in capitals (lexicon `not_model_names`)."""
+    return frozenset(w for lx in lexicon().values() for w in lx.get("not_model_names", []))
+
+
 def _is_model_like(name: str) -> bool:
     from knowledge.catalog import gpu_name_key, gpu_names, load_providers
 
     exact, families = gpu_names()
     key = gpu_name_key(name)
-    not_models = {w for lx in lexicon().values() for w in lx.get("not_model_names", [])}  # tools, platforms, brands
     if key in exact or key in families or name.lower().replace("-", "") in {p.replace("-", "") for p in load_providers()} or \
-            name.lower() in not_models:
+            name.lower() in _not_model_names():
         return False
     if re.fullmatch(r"(?:[A-Z][a-z]+ )?(?:GPU|GPUs|RTX|GTX|AWS|GCP|Azure|Lambda|RunPod|Vast|NVIDIA|AMD)\b.*", name):
         return False
@@ -273,9 +278,8 @@ def _unique(xs: list) -> list:
     return out
 
 
-_EACH = re.compile(r"(?:\beach(?: one| of them| participant| student| person)?\b|\bper (?:student|participant|person)\b|"
-                   r"ہر (?:ایک|طالب علم|شریک)|\bhar ek\b)[^.?!]{0,30}?(?:\bgpus?\b|\bgets?\b|\bneeds?\b|\bwill\b|"
-                   r"\bruns?\b|\bto run\b|\bq?lora\b|\bfine-?tune|\btrain|جی پی یو|gpu|ملے|کرے)")  # a GPU each
+_GETS_A_GPU = (r"[^.?!]{0,30}?(?:\bgpus?\b|\bgets?\b|\bneeds?\b|\bwill\b|\bruns?\b|\bto run\b|\bq?lora\b|\bfine-?tune|"
+               r"\btrain|جی پی یو|ملے|کرے)")  # "each needs to run ...", "ہر طالب علم کو ایک GPU ملے گا"
 _NOT_ROMAN = frozenset({"en", "ur"})  # Roman Urdu number words ("do", "sat", "tin") only in Roman Urdu text
 
 
@@ -358,7 +362,7 @@ def _read_words(t: str, q: Query) -> None:
                 if re.search(rf"(?<!\w){re.escape(phrase)}(?!\w)", t):
                     q.concurrent_users = n
     people = patterns("people_each").search(t)
-    if people and q.gpu_count is None and _EACH.search(t[people.end():]):
+    if people and q.gpu_count is None and re.search(patterns("each_one").pattern + _GETS_A_GPU, t[people.end():]):
         q.gpu_count = int(people.group(1))  # "24 students, each runs Llama 8B": a GPU each
         if q.concurrent_users == q.gpu_count:
             q.concurrent_users = None
