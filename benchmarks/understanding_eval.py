@@ -22,13 +22,11 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
+from assistant.engine.query import NUMBER_FACTS
 from knowledge.catalog import resolve_diffusion, resolve_gpu, resolve_model
 from tools.errors import AdvisorError
 
-NUMERIC = {"params_b", "gpu_count", "gpu_memory_gb", "context_tokens", "prompt_tokens", "output_tokens", "batch",
-           "concurrent_users", "examples", "tokens_per_example", "dataset_tokens", "epochs", "budget_usd_per_hour",
-           "budget_usd_total", "deadline_hours", "min_tokens_per_s", "lora_rank", "storage_gb", "egress_gb",
-           "duration_hours", "images", "resolution", "steps"}
+NUMERIC = set(NUMBER_FACTS)
 COMPUTE_INTENTS = {"fit", "speed", "train_time", "prices", "cost", "recommend"}
 
 

@@ -6,12 +6,12 @@ understood into its own Query and merged into the thread's: only the fields it m
 
 from __future__ import annotations
 
-__all__ = ["INTENTS", "SOLVE_FOR", "Query", "merge"]
+__all__ = ["INTENTS", "NUMBER_FACTS", "SOLVE_FOR", "Query", "merge"]
 
 import re
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from knowledge.lexicon import patterns
 
@@ -32,8 +32,37 @@ FACT_FIELDS = (
 )
 
 
-class Query(BaseModel):
-    """What was asked. Units are in the field names; None = not stated (a tool default applies and is said)."""
+# The numbers a user states, one row per fact: type and meaning; units are in the names. Query declares
+# them from here, and the evaluation and the coverage check read the same table.
+NUMBER_FACTS: dict[str, tuple[type, str]] = {
+    "params_b": (float, "model size in billions of parameters when only a size is given"),
+    "gpu_count": (int, "GPUs per instance/job"),
+    "gpu_memory_gb": (float, "a memory size given instead of a GPU model ('a 24 GB card'), GB"),
+    "context_tokens": (int, "tokens per sequence (prompt + output, or a training sequence)"),
+    "prompt_tokens": (int, "input tokens per request"),
+    "output_tokens": (int, "generated tokens per request"),
+    "batch": (int, "micro-batch (training) or concurrent sequences when called batch"),
+    "concurrent_users": (int, "users or requests served at once"),
+    "examples": (int, "training examples (dataset rows)"),
+    "tokens_per_example": (int, "tokens in one training example"),
+    "dataset_tokens": (float, "tokens in the whole dataset"),
+    "epochs": (float, "passes over the dataset"),
+    "budget_usd_per_hour": (float, "most the user will pay per hour, USD"),
+    "budget_usd_total": (float, "most the user will pay in all (a job or a month), USD"),
+    "deadline_hours": (float, "time the job must finish in, hours"),
+    "min_tokens_per_s": (float, "per-user decode speed target, tokens/s"),
+    "lora_rank": (int, "LoRA adapter rank"),
+    "storage_gb": (float, "data kept on disk, GB"),
+    "egress_gb": (float, "data moved out of the cloud, GB"),
+    "duration_hours": (float, "how long a run or endpoint runs, hours"),
+    "images": (int, "images to generate"),
+    "resolution": (int, "pixels of one side of an image"),
+    "steps": (int, "diffusion sampling steps"),
+}
+
+
+class _QueryFields(BaseModel):
+    """What was asked, apart from the numbers (NUMBER_FACTS). None = not stated."""
 
     intents: list[Intent] = Field(default_factory=list, description="capabilities the question needs, first = main")
     solve_for: SolveFor | None = Field(None, description="the unknown the user asks to be solved for")
@@ -41,7 +70,6 @@ class Query(BaseModel):
     model_text: str | None = Field(None, description="the model name as the user wrote it")
     other_models: list[str] = Field(default_factory=list, description="further catalog models named (comparisons)")
     model_unknown: str | None = Field(None, description="a model-like name not in the catalog, as written")
-    params_b: float | None = Field(None, description="model size in billions of parameters when only a size is given")
     method: Literal["inference", "full", "lora", "qlora", "finetune"] | None = Field(
         None, description="finetune = a fine-tune of unstated kind")
     precision: str | None = Field(None, description="weight precision (bf16, fp8, int8, int4, nf4, q4_k_m ...)")
@@ -50,35 +78,13 @@ class Query(BaseModel):
     training_precision: Literal["mixed", "bf16"] | None = None
     gpus: list[str] = Field(default_factory=list, description="catalog GPU names, in the order written")
     gpu_unknown: list[str] = Field(default_factory=list, description="GPU-like names not in the catalog")
-    gpu_count: int | None = Field(None, description="GPUs per instance/job")
-    gpu_memory_gb: float | None = Field(None, description="a memory size given instead of a GPU model ('a 24 GB card')")
-    context_tokens: int | None = None
-    prompt_tokens: int | None = None
-    output_tokens: int | None = None
-    batch: int | None = Field(None, description="micro-batch (training) or concurrent sequences when called batch")
-    concurrent_users: int | None = None
-    examples: int | None = None
-    tokens_per_example: int | None = None
-    dataset_tokens: float | None = None
-    epochs: float | None = None
-    budget_usd_per_hour: float | None = None
-    budget_usd_total: float | None = None
-    deadline_hours: float | None = None
-    min_tokens_per_s: float | None = Field(None, description="per-user decode speed target")
     providers: list[str] = Field(default_factory=list)
     regions: list[str] = Field(default_factory=list)
     spot: bool | None = Field(None, description="True spot/interruptible, False on-demand, None both/unstated")
     both_pricing: bool = Field(False, description="the user asked for on-demand and spot side by side")
     engine: str | None = None
-    lora_rank: int | None = None
     lora_targets: str | None = None
     grad_checkpointing: bool | None = None
-    storage_gb: float | None = None
-    egress_gb: float | None = None
-    duration_hours: float | None = Field(None, description="how long a run or endpoint runs")
-    images: int | None = None
-    resolution: int | None = Field(None, description="pixels of one side")
-    steps: int | None = None
     billing: bool = Field(False, description="asks about billing granularity")
     lang: Literal["en", "ur", "roman-ur"] = Field("en", description="language the question is written in")
     answer_lang: Literal["en", "ur"] = "en"
@@ -114,6 +120,12 @@ class Query(BaseModel):
     @property
     def has_gpu(self) -> bool:
         return bool(self.gpus or self.gpu_memory_gb or self.gpu_unknown)
+
+
+Query = create_model(
+    "Query", __base__=_QueryFields, __module__=__name__,
+    __doc__="What was asked. Units are in the field names; None = not stated (a tool default applies and is said).",
+    **{k: (t | None, Field(None, description=d)) for k, (t, d) in NUMBER_FACTS.items()})
 
 
 # A new model or workload starts a new question; these fields then do not carry over.
