@@ -8,7 +8,7 @@ Defaults applied here are the practitioner's (stated in the answer by compose).
 
 from __future__ import annotations
 
-__all__ = ["DEFAULTS", "plan"]
+__all__ = ["DEFAULTS", "asks_model_for_speed", "plan"]
 
 import re
 from typing import Any
@@ -255,6 +255,13 @@ def _solve_calls(q: Query) -> list[Call]:
                 args["max_gpus"] = DEFAULTS["max_training_gpus"]
         out.append({"name": "solve_for", "args": args})
     return out
+
+
+def asks_model_for_speed(q: Query) -> bool:
+    """A speed question about one GPU that names no model: the speed depends on the model far more than
+    on the card, so the answer shows the example model and asks which model is meant."""
+    return ("speed" in q.intents and "compare" not in q.intents and len(q.gpus) == 1 and not q.has_model
+            and not (q.images or q.resolution or q.steps))
 
 
 def _speed_calls(q: Query) -> list[Call]:

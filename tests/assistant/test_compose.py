@@ -163,6 +163,16 @@ def test_batch_comparison_labels_columns_by_batch():
     assert "H100, batch 16" in render_text(s) and "1,680 tok/s" in render_text(s)
 
 
+def test_speed_on_one_gpu_with_no_model_shows_the_example_and_asks_which_model():
+    s = compose(q(intents=["speed"], gpus=["H100"]), [("speed_estimator", {}, speed("H100", 143.0, 143.0))])
+    assert "ask.model_for_speed" in codes(s.headline) and "assume.example_model" in codes(s.assumptions)
+    text = render_text(s)
+    assert "143 tokens/s per user" in text and "Which model will you run?" in text
+    named = compose(q(intents=["speed"], model="llama-3.1-8b", gpus=["H100"]),
+                    [("speed_estimator", {}, speed("H100", 143.0, 143.0))])
+    assert "ask.model_for_speed" not in codes(named.headline)
+
+
 def offer(provider, price, spot=None, gpu="H100 SXM", n=1):
     return {"provider": provider, "instance_type": f"{provider}-1", "gpu": gpu, "gpu_count": n, "region": "r1",
             "price_usd_per_hour": price * n, "price_usd_per_gpu_hour": price,

@@ -8,6 +8,7 @@ from assistant.engine.answer import Finding, Sections, Table
 from assistant.engine.compose.common import (Done, add_details, engine_name, gpu_label, kn, model_label, model_name,
                                              q_, results, set_verdict, user_number)
 from assistant.engine.compose.images import image_speed_part, is_image_speed
+from assistant.engine.plan import asks_model_for_speed
 from assistant.engine.query import Query
 
 _MIN_COMPONENT_GB = 0.005
@@ -238,6 +239,8 @@ def speed_part(q: Query, done: Done, s: Sections) -> None:
     s.assumptions.append(stated("num.output_tokens", inp.get("output_tokens"), "tokens", q.output_tokens is not None))
     if not (q.model or q.params_b):
         s.assumptions.append(Finding(code="assume.example_model", params={"model": model}))
+    if asks_model_for_speed(q):
+        s.headline.append(Finding(code="ask.model_for_speed", params={"model": model}))
     add_details(s, r0.get("assumptions"))
 
 
