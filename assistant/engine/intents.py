@@ -74,10 +74,14 @@ class _Evidence:
         self.training = q.method in ("full", "lora", "qlora", "finetune") or rows or bool(q.dataset_tokens or q.epochs)
         self.image = bool(q.model and is_image_pipeline(q.model)) or bool(q.images or q.resolution or q.steps)
         methods = {s.value for s in find_concepts(t, "method")} & {"lora", "qlora", "full"}
+        formats = {re.sub(r"\W", "", s.text) for s in [*find_concepts(t, "precision"), *find_concepts(t, "engine")]
+                   if s.value != "llama.cpp" or s.text == "gguf"}  # "fp16 vs fp8", "GGUF, GPTQ or AWQ?" (as written)
+        engines = {s.value for s in find_concepts(t, "engine")}  # "vllm or tensorrt-llm"
         self.comparing = len(q.gpus) + len(q.gpu_unknown) >= 2 or len(q.providers) >= 2 or q.both_pricing or \
             bool(q.other_models) or \
             len(methods) >= 2 or \
             len(q.regions) >= 2 or (q.billing and _hint("comparative", t))
+        self.formats_compared = len(formats) >= 2 or len(engines) >= 2  # a concept question unless a model is named
         self.intents: list[str] = []
 
     def add(self, *xs: str) -> None:
@@ -165,7 +169,8 @@ def _measure_intents(e: _Evidence) -> None:
 
 def _compare_and_guide(e: _Evidence) -> None:
     q, t, cues = e.q, e.t, e.cues
-    if ("compare" in cues or len(q.providers) >= 2 or _hint("tradeoff", t) and len(q.gpus) >= 2) and e.comparing:
+    if ("compare" in cues or len(q.providers) >= 2 or _hint("tradeoff", t) and len(q.gpus) >= 2) and e.comparing or \
+            "compare" in cues and e.formats_compared:
         e.add("compare")
         if not (set(e.intents) - {"compare"}):
             e.add("speed" if e.has_model else "prices" if q.gpus or q.providers else "guide")
@@ -239,8 +244,8 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
         add("cost")
         if _hint("preference", t):
             add("recommend")
-    elif "compare" in intents and _hint("preference", t):
-        add("recommend")
+    elif "compare" in intents and _hint("preference", t) and (q.has_model or q.has_gpu or q.providers):
+        add("recommend")  # "awq vs gptq, which one do I use?" with nothing to run it on is answered by the guide
     if q.has_model and q.has_gpu and q.method in ("full", "lora", "qlora", "finetune") and intents and "fit" not in intents:
         add("fit")
     if "compare" in intents and q.has_model and (len(q.gpus) >= 2 or q.other_models) and not training:

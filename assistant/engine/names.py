@@ -56,9 +56,12 @@ def _unknown_model(text: str) -> Span | None:
     return Span(m.start(1), m.end(1), m.group(1), m.group(1)) if m else None
 
 
-_UNKNOWN_GPU = re.compile(r"\b((?:gtx|rtx|tesla|quadro|radeon|rx|geforce|instinct)\s?[a-z]?\d{3,4}\w*(?: ti)?|nvidia\s+[a-z]{1,2}\d{2,4}\w*|"
+_UNKNOWN_GPU = re.compile(r"\b((?:gtx|rtx|tesla|quadro|radeon|rx|geforce|instinct)\s?[a-z]?\d{3,4}\w*(?: (?:ti|super|xtx?))*|\d{4} (?:ti|super|xtx?)(?: super)?|nvidia\s+[a-z]{1,2}\d{2,4}\w*|"
                           r"(?:[abhlv]|mi|gb|b)\d{2,3}[a-z]?|"
                           r"[a-z]{1,2}\d{3,4}(?: (?:ultra|pro|max|super|ti))?(?=\s*(?:card|gpu|کارڈ|جی پی یو)))\b")  # "X200 Ultra کارڈ"
+
+
+_VARIANT_SUFFIX = {"ti", "super", "xt", "xtx"}  # a further word of a card's name ("RTX 4070 Ti Super")
 
 
 @dataclass(frozen=True)
@@ -175,6 +178,9 @@ def find_gpus(text: str, skip: list[tuple[int, int]]) -> tuple[list[Span], list[
             if re.match(r"\s*(?:gb|gib|g\b|جی بی)", text[e:e + 5]) and key.isdigit():
                 continue
             if key in exact or key in families:
+                more = toks[i + n][2] if i + n < len(toks) and toks[i + n][0] - e <= 1 else ""
+                if more in _VARIANT_SUFFIX:
+                    break  # "4060 Ti" is not the RTX 4060: a card the catalog lacks stays unknown
                 name = _as_meant(exact[key], text[s:e]) if key in exact else families[key][0].family
                 found.append(Span(s, e, name, text[s:e]))
                 used.update(range(i, i + n))

@@ -45,6 +45,14 @@ def _model(q: Query) -> dict[str, Any]:
     return {}
 
 
+def _model_sides(q: Query) -> list[dict[str, Any]]:
+    """The models a comparison names, main first ("Llama 3.1 8B vs Mistral 7B"); the main one alone otherwise."""
+    main = _model(q)
+    if "compare" not in q.intents or not main:
+        return [main]
+    return [main] + [{"model": m} for m in q.other_models[:_MAX_SIDES - 1]]
+
+
 def _training(q: Query) -> bool:
     return q.method in _TRAINING or (q.method is None and bool(q.dataset_tokens or q.epochs or (q.examples and not q.prompt_tokens)))
 
@@ -124,7 +132,8 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
     image = bool(q.model) and is_image_pipeline(q.model)
     if image:
         return _image_calls(q, intents) + [_guide(q)]
-    recommender = "recommend" in intents and bool(m) and q.solve_for != "min_gpu_memory" and not _hourly_only(q)
+    recommender = "recommend" in intents and bool(m) and q.solve_for != "min_gpu_memory" and not _hourly_only(q) and \
+        not (q.gpus and len(_model_sides(q)) > 1)  # "Llama 8B vs Mistral 7B on an L4": the models are compared
     if recommender:
         calls.append({"name": "recommend_gpus", "args": _recommend_args(q)})
     if ("recommend" in intents or q.solve_for == "min_gpu_memory" or _hourly_only(q)) and not recommender and m:
@@ -219,8 +228,9 @@ def _image_calls(q: Query, intents: set[str]) -> list[Call]:
 def _fit_calls(q: Query) -> list[Call]:
     base = _vram_args(q)
     out = []
-    for side in _gpu_sides(q):
-        out.append({"name": "vram_calculator", "args": base | side})
+    for model in _model_sides(q):
+        for side in _gpu_sides(q)[:_MAX_SIDES if model == _model(q) else 1]:
+            out.append({"name": "vram_calculator", "args": base | model | side})
     if base.get("method") == "full" and not q.training_precision and len(out) == 1:
         out.append({"name": "vram_calculator", "args": out[0]["args"] | {"training_precision": "bf16"}})
     return out
@@ -277,7 +287,9 @@ def _speed_calls(q: Query) -> list[Call]:
         base["gpus"] = q.gpu_count
     load = q.concurrent_users or q.batch
     batches = [1, load] if load and load > 1 else [1]
-    return [{"name": "speed_estimator", "args": base | {"gpu": g, "batch": b}} for g in q.gpus[:_MAX_SIDES] for b in batches]
+    models = _model_sides(q) if _model(q) else [{}]
+    return [{"name": "speed_estimator", "args": base | m | {"gpu": g, "batch": b}} for m in models
+            for g in q.gpus[:_MAX_SIDES if not m or m == _model(q) else 1] for b in batches]
 
 
 def _data_args(q: Query) -> dict[str, Any]:
@@ -331,7 +343,7 @@ def _price_calls(q: Query) -> list[Call]:
         base: dict[str, Any] = {"limit": 5}
         if g:
             base["gpu"] = g
-        if q.gpu_memory_gb:
+        if q.gpu_memory_gb and not g:  # a named card's stated memory is the card's own
             base["min_vram_gb"] = q.gpu_memory_gb
         if q.gpu_count:
             base["gpus"] = q.gpu_count

@@ -176,9 +176,9 @@ def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
     if _starts(_unit("tps"), right):
         return ("min_tokens_per_s", v)
     if re.match(r"\s*(?:gb|gib|gigs?|gigabytes?|g\b|جی بی)", right):
-        return _memory_role(v, right, left, has_model, gpu_spans)
+        return _memory_role(v, right, left, has_model, gpu_spans, n.start)
     if re.match(r"\s*(?:tb|tib|terabytes?|ٹی بی|ٹیرا ?بائٹ)", right):
-        role = _memory_role(v * 1000, right, left, has_model, gpu_spans)
+        role = _memory_role(v * 1000, right, left, has_model, gpu_spans, n.start)
         return role if role and role[0] in ("egress_gb", "storage_gb", "_storage_and_egress") else ("storage_gb", v * 1000)
     if re.match(r"\s*(?:cents?\b|سینٹ)", right):
         tail = right[re.match(r"\s*(?:cents?\b|سینٹ)", right).end():]
@@ -364,7 +364,7 @@ def _ctx(n: Num) -> float:
     return n.value / 1000 * 1024 if n.scale == "k" else n.value
 
 
-def _memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans) -> tuple[str, float] | None:
+def _memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans, at: int) -> tuple[str, float] | None:
     right = re.split(r"\d", right, maxsplit=1)[0]  # "2TB of checkpoints ... and ~500GB egress": each amount its own words
     if re.match(r"\s*(?:gb|gib|gigs?|g)?\s*(?:card|gpu|vram|graphics|کارڈ|جی پی یو)", right) or \
             re.search(r"\bfits? (?:in|on|into|within)\s*$", left):
@@ -388,6 +388,11 @@ def _memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans) ->
         return ("egress_gb", v)
     if _STORAGE_NEAR.search(left[-30:]):
         return ("storage_gb", v)
+    if any(0 <= at - e <= 12 and re.fullmatch(r"\s*(?:'s|’s|with|has|having|of|is|ka|ki|کا|کی|والا|والی)?\s*\(?\s*",
+                                              left[len(left) - (at - e):])
+           for _, e in gpu_spans) or re.search(r"\b(?:both|dono|donon|each)\b\W+(?:\w+\W+){0,2}$|دونوں\s+(?:\S+\s+){0,2}$",
+                                               left[-24:]) and gpu_spans:
+        return ("gpu_memory_gb", v)  # "the 5090's 32GB", "T4 (16 GB)", "both are 24GB"
     if _MEMORY_NEAR.search(right[:25]) or re.search(r"(?:with|of|has|having|got|only|my|a|an|one|single|\()\s*$", left) \
             or not gpu_spans:
         return ("gpu_memory_gb", v)

@@ -97,6 +97,9 @@ def _understand_cached(raw: str) -> Query:
     elif unknown_model:
         q.model_unknown = _as_written(raw, unknown_model.text)
     q.gpus = _one_per_card(_unique([g.value for g in gpus]))
+    written = {float(m.group(1)) for g in gpus for m in [re.search(r"(\d{1,3})\s?(?:gb|gib)\b", g.text)] if m}
+    if len(written) == 1:
+        q.gpu_memory_gb = written.pop()  # "RTX 3060 12GB": the card's memory as the user stated it
     q.seen_gpus = list(q.gpus)
     q.gpu_unknown = _unique([_as_written(raw, g.text) for g in gpu_unknown])
     name_spans = skip + [(g.start, g.end) for g in gpus + gpu_unknown]

@@ -166,3 +166,13 @@ def test_a_generation_job_by_a_deadline_asks_for_the_replicas():
     calls = job_replicas_calls(q, done)
     assert calls and calls[0]["name"] == "job_replicas" and calls[0]["args"]["tokens_per_s_per_replica"] == 15962.0
     assert job_replicas_calls(q, done + [("job_replicas", {}, {})]) == []
+
+
+def test_two_models_compared_each_get_the_memory_and_speed_calls():
+    q = Query(intents=["speed", "compare", "fit"], model="llama-3.1-8b", other_models=["mistral-7b-v0.1"], gpus=["L4"])
+    calls = plan(q)
+    for tool in ("vram_calculator", "speed_estimator"):
+        assert sorted(c["args"]["model"] for c in calls if c["name"] == tool) == ["llama-3.1-8b", "mistral-7b-v0.1"]
+    assert "recommend_gpus" not in _names(calls)  # the models are weighed on the named card, not a GPU search
+    alone = plan(Query(intents=["speed"], model="llama-3.1-8b", other_models=["mistral-7b-v0.1"], gpus=["L4"]))
+    assert [c["args"]["model"] for c in alone if c["name"] == "speed_estimator"] == ["llama-3.1-8b"]

@@ -482,3 +482,34 @@ def test_follow_ups_that_only_name_a_model_keep_the_settings():
 def test_two_cards_compared_for_inference_get_speed_side_by_side():
     q = understand("4090 vs 3090 for inference, is the 4090 worth the extra $/hr?")
     assert {"compare", "speed", "prices"} <= set(q.intents) and q.model is None
+
+
+@pytest.mark.parametrize("text, gpus, unknown, memory_gb", [
+    pytest.param("Is the 5090's 32GB enough for Gemma 2 27B at Q8_0?", ["RTX 5090"], [], 32, id="possessive"),
+    pytest.param("Can I run Llama 3.1 8B on my RTX 3060 12GB at Q4_K_M?", ["RTX 3060"], [], 12, id="in-the-name"),
+    pytest.param("Flux dev کے لیے RTX 3090 بہتر ہے یا RTX 4090؟ دونوں 24GB کے ہیں", ["RTX 3090", "RTX 4090"], [], 24,
+                 id="both-urdu"),
+    pytest.param("mistral 7b on a T4 (16 GB)?", ["T4"], [], 16, id="brackets"),
+    pytest.param("has anyone benchmarked the RTX 3090 Super 24GB for Llama 3 70B?", [], ["RTX 3090 Super"], 24,
+                 id="unknown-suffix-keeps-memory"),
+])
+def test_a_cards_stated_memory_is_kept_and_a_further_name_word_is_not_dropped(text, gpus, unknown, memory_gb):
+    q = understand(text)
+    assert q.gpus == gpus and q.gpu_unknown == unknown and q.gpu_memory_gb == memory_gb and not q.not_used
+
+
+@pytest.mark.parametrize("text", [
+    "awq vs gptq vs gguf — which one do i use with vllm?",
+    "vllm or tensorrt-llm, what's the difference?",
+])
+def test_formats_or_engines_weighed_with_no_model_are_a_concept_comparison(text):
+    q = understand(text)
+    assert "compare" in q.intents and "guide" in q.intents and "recommend" not in q.intents
+
+
+@pytest.mark.parametrize("text", ["Llama 3.1 8B اور Qwen2.5 7B میں سے A10G پر کون سا تیز چلے گا؟",
+                                  "llama 3.1 8b aur qwen2.5 7b mein se kaunsa A10G pe tez chalega?",
+                                  "which of the two is faster on an A10G, llama 3.1 8b or qwen2.5 7b?"])
+def test_which_of_two_models_is_a_comparison(text):
+    q = understand(text)
+    assert "compare" in q.intents and q.model == "llama-3.1-8b" and q.other_models == ["qwen2.5-7b"]

@@ -206,6 +206,8 @@ def understood(q: Query, done: Done | None = None) -> list[Finding]:
                                                                      else q.model_text)}))
     elif q.params_b:
         out.append(Finding(code="u.params", params={"b": f"{q.params_b:g}B"}))
+    if q.other_models and "compare" in q.intents:
+        out += [Finding(code="u.model", params={"name": catalog_model_name(m)}) for m in q.other_models]
     if q.method:
         out.append(Finding(code="u.method", params={"method": {"code": f"term.{q.method}"}}))
     for field, code in (("precision", "u.precision"), ("kv_precision", "u.kv_precision")):
