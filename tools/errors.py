@@ -26,7 +26,15 @@ class InvalidInput(AdvisorError, ValueError):
 
 
 class InvalidCombination(AdvisorError, ValueError):
-    """Values that are each valid but cannot be used together."""
+    """Values that are each valid but cannot be used together; `missing` names an input that would
+    resolve it (e.g. "dataset"), so that a renderer can ask for it in the user's language."""
+
+    def __init__(self, message: str, missing: str | None = None):
+        self.missing = missing
+        super().__init__(message)
+
+    def info(self) -> dict:
+        return super().info() | ({"missing": self.missing} if self.missing else {})
 
 
 class _UnknownName(AdvisorError, LookupError):

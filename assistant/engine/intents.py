@@ -114,8 +114,8 @@ def _solve_intents(e: _Evidence) -> None:
         e.add("recommend")  # the smallest card that fits is a real GPU with its offers
     if q.solve_for in ("cheapest_gpu", "fastest_gpu"):
         e.add("recommend")
-    if q.solve_for == "fastest_gpu":
-        e.add("speed")
+    if q.solve_for == "fastest_gpu" or q.solve_for == "max_batch" and not e.training and e.has_gpu:
+        e.add("speed")  # the most users at once: the memory's limit, and the tokens/s each then gets
     if q.solve_for == "min_gpu_count" and e.training and q.deadline_hours:
         e.add("train_time")
     if q.solve_for == "min_gpu_count" and not e.training and q.examples and q.deadline_hours:
@@ -277,6 +277,9 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
         add("speed")  # output lengths matter only to the time it takes to write them
     if q.min_tokens_per_s and q.has_model and intents[0] not in ("guide", "out_of_scope", "help"):
         add("speed")  # a per-user speed target is checked with the speed tool
+    if (q.concurrent_users or 0) > 1 and q.has_model and q.gpus and not training and \
+            intents[0] not in ("guide", "out_of_scope", "help"):
+        add("speed")  # "serve 40 users on one L4": whether it keeps up is the throughput at that load
     if "speed" in intents and q.has_model and q.gpus:
         add("fit")
     if q.egress_gb and "cost" in intents:

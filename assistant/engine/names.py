@@ -28,7 +28,8 @@ _FAMILY = re.compile(rf"^(?:{_MODEL_FAMILIES})(?:[-_.]?[a-z0-9.]+)*$")
 _NAME_PART = re.compile(r"^(?:v?\d+(?:\.\d+)?[a-z]{0,2}|[a-z][a-z0-9.\-]{0,14})$")
 _NOT_NAME = frozenset("""on in at for with to of and or is are be a an the my our my model models gpu gpus card need needs
 run serve inference fine finetune fine-tune train training lora qlora vram memory how much what which can will would
-ka ki ke ko se pe par mein me hai hain ko liye kitna kitni kitne batao chahiye k requirement""".split())
+ka ki ke ko se pe par mein me hai hain ko liye kitna kitni kitne batao chahiye k requirement
+fit fits fitting work works handle use uses cost costs load loads do does runs deploy host get""".split())
 _WORD_RUN = re.compile(r"[a-z0-9][a-z0-9.\-_]*")
 
 
@@ -197,7 +198,9 @@ def find_gpus(text: str, skip: list[tuple[int, int]]) -> tuple[list[Span], list[
         bare = re.fullmatch(r"[abhlv]\d{2}[a-z]?", m.group(1))
         if bare and not re.search(r"\b(?:gpus?|cards?|nvidia|rent|instances?)\b|جی پی یو|کارڈ", text):
             continue
-        unknown.append(Span(m.start(1), m.end(1), m.group(1), m.group(1)))
+        vendor = re.match(r"(?:nvidia|geforce|amd)\s+", m.group(1))  # "NVIDIA H250": the card's name is H250
+        start = m.start(1) + (vendor.end() if vendor else 0)
+        unknown.append(Span(start, m.end(1), text[start:m.end(1)], text[start:m.end(1)]))
     return found, unknown
 
 

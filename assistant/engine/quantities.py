@@ -144,8 +144,8 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
     return None
 
 
-# between a count and the GPU name: "8x", "8 nvidia", "8 عدد" (pieces), "8 units of"
-_COUNTER = r"\s*[x×]?\s*(?:(?:units? of|pcs|pieces? of|nos?\.?|عدد|adad)\s+)?(?:nvidia\s+|geforce\s+)?"
+# between a count and the GPU name: "8x", "8 nvidia", "8 عدد" (pieces), "8 units of", "ek hi" (just one)
+_COUNTER = r"\s*[x×]?\s*(?:(?:hi|ہی)\s+)?(?:(?:units? of|pcs|pieces? of|nos?\.?|عدد|adad)\s+)?(?:nvidia\s+|geforce\s+)?"
 
 
 def _count_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):
@@ -269,7 +269,7 @@ def _misc_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
     """Epochs, batch, users, LoRA rank."""
     v = n.value
     if _starts(_unit("epochs"), right) or re.search(r"epochs?\s*(?:=|:|of)?\s*$", left):
-        return ("epochs", v) if v <= 1000 else None
+        return ("epochs", v)  # an absurd count is kept: the time tool names the limit it breaks
     if re.search(r"(?:batch(?:es|ing|ed)?(?:[- ]?size)?|micro-?batch(?:[- ]?size)?|\bbs|mbs|بیچ(?: سائز)?)[\s-]*(?:of|=|:|is)?\s*$", left) or \
             re.match(r"\s*(?:(?:requests?|prompts?|sequences?|images?|queries|درخواستیں|درخواستوں|ریکویسٹس|ریکویسٹ|کو|ایک|ساتھ|"
                      r"together|in|a|one)\s+){0,3}"

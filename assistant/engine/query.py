@@ -89,6 +89,8 @@ class _QueryFields(BaseModel):
     lang: Literal["en", "ur", "roman-ur"] = Field("en", description="language the question is written in")
     answer_lang: Literal["en", "ur"] = "en"
     followup: bool = Field(False, description="this turn was merged into an earlier Query")
+    asked_before: list[Intent] = Field(default_factory=list,
+                                       description="after an off-topic aside: the intents of the thread's last question")
     carried: list[str] = Field(default_factory=list, description="facts carried over from earlier turns")
     not_used: list[str] = Field(default_factory=list, description="numbers or names of the question not used")
     number_uses: dict[str, str] = Field(default_factory=dict, description="each number as written -> the fact it filled")

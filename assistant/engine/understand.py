@@ -117,6 +117,9 @@ def _understand_cached(raw: str) -> Query:
         t_roles = t_roles[:m.start] + " " * (m.end - m.start) + t_roles[m.end:]
     _read_numbers(t_roles, q, name_spans, [(g.start, g.end) for g in gpus + gpu_unknown])
     _read_words(t, q)
+    size = re.search(r"(?<![\dx.])(\d+(?:\.\d+)?)\s?b\b", (q.model_unknown or "").lower())
+    if size and q.params_b is None and patterns("vouched_model").search(t):
+        q.params_b = float(size.group(1))  # "Mehran-13B naam ka ek model hai": the size its name states
     q.not_used += ignored  # numbers inside instructions to the assistant are reported, never used
     finalize(q)
     if q.intents == ["out_of_scope"] and not q.model:
@@ -409,9 +412,16 @@ def _read_durations(t: str, q: Query) -> None:
                 phrase_duration = True
 
 
+def _describes_model(t: str, start: int) -> bool:
+    """"Kestrel-22B (some new finetune on HF)", "it's a finetune of Mistral": what the model is, not the job."""
+    return bool(re.search(r"\([^()]*$", t[:start]) or
+                re.search(r"\b(?:it'?s|it is|is|its|hai|ہے) (?:a|an|ek|ایک)\s+(?:[\w-]+\s+){0,2}$", t[:start]))
+
+
 def _method(t: str) -> str | None:
     spans = [s for s in find_concepts(t, "method") if not (s.value in ("finetune", "full") and re.search(
-        r"(?:tuned|trained)$", s.text) and re.match(r"\s*(?:it|them|already|model|version|checkpoint|llama|\))", t[s.end:s.end + 12]))]
+        r"(?:tuned|trained)$", s.text) and re.match(r"\s*(?:it|them|already|model|version|checkpoint|llama|\))", t[s.end:s.end + 12]))
+        and not (s.value == "finetune" and _describes_model(t, s.start))]
     found = {s.value for s in spans if not _negated(t, s.start, s.end)}  # "(we fine-tuned it already)" describes the model
     negated = {s.value for s in find_concepts(t, "method") if _negated(t, s.start, s.end)}
     for m in ("qlora", "full", "lora"):
@@ -478,8 +488,16 @@ def understand_turn(text: str, prior: Query | None) -> Query:
     """A message in a thread: a follow-up is merged into the thread's Query (only what it mentions
     changes); its intents then come from its own words and the merged facts."""
     q = understand(text).model_copy(deep=True)
+    if prior is not None and q.intents in (["out_of_scope"], ["help"]) and not q.facts() and not _is_followup(q, prior):
+        # "now write me a poem": answered as out of scope, while the thread keeps what it was about
+        return prior.model_copy(update={k: getattr(q, k) for k in (
+            "intents", "lang", "answer_lang", "text", "injection", "not_used", "number_uses", "intent_cued")} |
+            {"carried": [], "followup": True, "solve_for": None,
+             "asked_before": prior.asked_before if prior.intents in (["out_of_scope"], ["help"]) else prior.intents})
     if prior is None or not _is_followup(q, prior):
         return q
+    if prior.intents in (["out_of_scope"], ["help"]) and prior.asked_before:
+        prior = prior.model_copy(update={"intents": prior.asked_before})  # back to the question before the aside
     merged = merge(prior, q)
     t = normalise(text)
     weighing = pattern_map("hints")["tradeoff"].search(t) and re.search(r"switch\w*|moving|instead", t)
@@ -489,7 +507,12 @@ def understand_turn(text: str, prior: Query | None) -> Query:
         merged.providers = _unique(prior.seen_providers + merged.providers)
     merged.seen_gpus = _unique(prior.seen_gpus + merged.gpus)
     merged.seen_providers = _unique(prior.seen_providers + merged.providers)
-    return finalize(merged, keep_intents=prior.intents)
+    keep = list(prior.intents)
+    if len(q.gpus) == 1 and len(merged.gpus) == 1 and "recommend" in keep and merged.has_model:
+        # "which GPU for Gemma 9B?" ... "and on an L4?": that card is weighed, no longer searched for
+        serving = merged.method in (None, "inference")
+        keep = ["fit"] + (["speed"] if serving else []) + [i for i in keep if i not in ("recommend", "fit", "speed")]
+    return finalize(merged, keep_intents=keep)
 
 
 def understand_dialogue(turns: list[str]) -> Query:

@@ -167,7 +167,7 @@ def train_time(*, model: str | None = None, config: str | None = None, params_b:
         if examples is None or tokens_per_example is None:
             raise InvalidCombination("the dataset size is missing: give its tokens (e.g. '100M tokens', "
                                      "--dataset-tokens N), or examples and tokens per example (e.g. '50k examples "
-                                     "of 512 tokens', --examples N --tokens-per-example T)")
+                                     "of 512 tokens', --examples N --tokens-per-example T)", missing="dataset")
         for name, v in (("examples", examples), ("tokens_per_example", tokens_per_example)):
             if not isinstance(v, int) or v < 1 or v > 10**12:
                 raise InvalidInput(name, v, "a whole number from 1 to 1,000,000,000,000")

@@ -600,3 +600,20 @@ def test_instance_ids_are_shown_readably():
     s = compose(q(intents=["prices"], gpus=["H100"]), [("price_query", {"gpu": "H100", "pricing": "on-demand"}, od)])
     text = render_text(s)
     assert "gpu_1x_h100_pcie" not in text and "at lambda (1x H100 PCIe)" in text
+
+
+def test_a_training_time_with_no_dataset_asks_for_its_size_in_the_users_language():
+    err = {"error": "the dataset size is missing", "error_info": {"type": "InvalidCombination",
+                                                                  "message": "the dataset size is missing",
+                                                                  "missing": "dataset"}}
+    for lang, words in (("en", "How large is the dataset?"), ("ur", "ڈیٹاسیٹ کتنا بڑا ہے؟")):
+        s = compose(q(intents=["train_time"], model="gemma-2-9b", method="qlora", gpus=["T4"], answer_lang=lang),
+                    [("training_time", {}, err)])
+        assert "ask.dataset" in codes(s.notices) and words in render_text(s)
+
+
+def test_a_rejected_number_is_shown_as_written():
+    err = {"error": "Invalid epochs", "error_info": {"type": "InvalidInput", "field": "epochs", "value": 2000000.0,
+                                                     "accepted": "a number of epochs above 0, at most 1000"}}
+    s = compose(q(intents=["train_time"], model="gemma-2-9b", epochs=2e6), [("training_time", {}, err)])
+    assert "2,000,000" in render_text(s) and "2000000.0" not in render_text(s)

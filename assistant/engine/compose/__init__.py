@@ -9,6 +9,7 @@ Finding (a message code and its parameters) that the renderers put into words pe
 
 from __future__ import annotations
 
+import math
 import re
 
 __all__ = ["compose", "sections_json", "understood"]
@@ -156,10 +157,14 @@ def _errors(q: Query, done: Done, s: Sections) -> None:
             field = str(info.get("field", ""))
             s.notices.append(Finding(code="error.invalid", params={
                 "field": f"field.{field}" if field.isidentifier() else chat_text(field),
-                "value": str(info.get("value", "")).strip("'\""),
+                "value": _as_written(info.get("value", "")),
                 "accepted": chat_text(str(info.get("accepted", "")))}))
             if not computed:
                 s.verdict = "error"
+        elif info.get("missing") == "dataset":
+            s.notices.append(Finding(code="ask.dataset"))  # a training time needs the data's size
+            if not computed:
+                s.verdict = "ask"
         else:
             s.notices.append(Finding(code="error.other", params={"text": chat_text(info.get("message", ""))}))
             if not computed:
@@ -167,9 +172,19 @@ def _errors(q: Query, done: Done, s: Sections) -> None:
     _unknown_names_from_query(q, s, seen_names={str(f.params.get("name", "")).lower() for f in s.headline + s.notices})
 
 
+def _as_written(v: Any) -> str:
+    """A rejected value as a person writes it: 2,000,000 rather than 2000000.0."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+        return f"{v:,.0f}" if float(v).is_integer() else f"{v:,}"
+    return str(v).strip("'\"")
+
+
 def _unknown_names_from_query(q: Query, s: Sections, seen_names: set[str]) -> None:
     """Names the understanding could not resolve, asked back even when no tool ran for them."""
-    if q.model_unknown and q.model_unknown.lower() not in seen_names:
+    if q.model_unknown and q.params_b and not q.model:
+        s.assumptions.append(Finding(code="assume.unknown_model_size", params={"name": q.model_unknown,
+                                                                              "b": f"{q.params_b:g}B"}))
+    elif q.model_unknown and q.model_unknown.lower() not in seen_names:
         close = _close("model", q.model_unknown)
         s.headline.append(Finding(code="ask.unknown_model" if close else "ask.unknown_model_noclose",
                                   params={"name": q.model_unknown, "close": close}))
@@ -197,8 +212,10 @@ def _close(kind: str, name: str) -> list[str]:
 
 
 def understood(q: Query, done: Done | None = None) -> list[Finding]:
-    """One line of what was understood (and what was carried over from earlier turns)."""
+    """One line of what was understood (and what was carried over from earlier turns); none for an aside."""
     out: list[Finding] = []
+    if q.intents in (["out_of_scope"], ["help"]):
+        return out
     name = next((model_name(r) for _, r in results(done or [], "vram_calculator", "training_time", "speed_estimator")
                  if model_name(r)), None)
     if q.model or q.model_text:
