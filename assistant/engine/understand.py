@@ -117,6 +117,8 @@ def _understand_cached(raw: str) -> Query:
         t_roles = t_roles[:m.start] + " " * (m.end - m.start) + t_roles[m.end:]
     _read_numbers(t_roles, q, name_spans, [(g.start, g.end) for g in gpus + gpu_unknown])
     _read_words(t, q)
+    if len({m.group(1) for g in q.gpus for m in [re.search(r"(\d+)GB$", g)] if m}) >= 2:
+        q.gpu_memory_gb = None  # "RTX 4060 Ti 8GB vs 16GB": each side has its own memory
     size = re.search(r"(?<![\dx.])(\d+(?:\.\d+)?)\s?b\b", (q.model_unknown or "").lower())
     if size and q.params_b is None and patterns("vouched_model").search(t):
         q.params_b = float(size.group(1))  # "Mehran-13B naam ka ek model hai": the size its name states
@@ -228,8 +230,8 @@ def _variant_by_memory(t: str, g: Any) -> Any:
     members = families.get(re.sub(r"[^a-z0-9]", "", g.value.lower()), [])
     if not members:
         return g
-    m = re.match(r"\s*\(?(\d{2,3})\s?(?:gb|gib|g\b)", t[g.end:g.end + 12]) or \
-        re.search(r"(\d{2,3})\s?(?:gb|gib)\s*(?:wala|wali|والا|والی|version|variant)?\s*$", t[max(0, g.start - 16):g.start])
+    m = re.match(r"\s*\(?(\d{1,3})\s?(?:gb|gib|g\b)", t[g.end:g.end + 12]) or \
+        re.search(r"(\d{1,3})\s?(?:gb|gib)\s*(?:wala|wali|والا|والی|version|variant)?\s*$", t[max(0, g.start - 16):g.start])
     if not m:
         return g
     fits = [x for x in members if x.memory_gib and abs(x.memory_gib - float(m.group(1))) < 1]
@@ -244,8 +246,8 @@ def _elided_variants(t: str, gpus: list) -> list:
     _, families = gpu_names()
     out = []
     for g in gpus:
-        family = g.value.split(" ")[0]
-        m = re.match(r"\s*(?:\(?\d+\s?gb\)?)?\s*(?:vs\.?|versus|or|and|/|ya|یا|اور)\s*(\d{2,3})\s?gb\b", t[g.end:g.end + 30])
+        family = re.sub(r"\s+\d+GB$", "", g.value)  # "A100 40GB" -> A100, "RTX 4060 Ti" stays
+        m = re.match(r"\s*(?:\(?\d+\s?gb\)?)?\s*(?:vs\.?|versus|or|and|/|ya|یا|اور)\s*(\d{1,3})\s?gb\b", t[g.end:g.end + 30])
         members = families.get(re.sub(r"[^a-z0-9]", "", family.lower()), [])
         if m and any(x.memory_gib and abs(x.memory_gib - float(m.group(1))) < 1 for x in members):
             out.append(Span(g.end + m.start(1), g.end + m.end(), f"{family} {m.group(1)}GB", m.group(0)))
@@ -272,8 +274,17 @@ def _main_model(t: str, models: list) -> Any:
 
 
 def _one_per_card(names: list[str]) -> list[str]:
-    """"A100 40GB ... isn't the A100 stronger": a bare family after one of its members is that member."""
-    return [g for g in names if not any(o != g and o.lower().startswith(g.lower() + " ") for o in names)]
+    """"A100 40GB ... isn't the A100 stronger": a bare family after one of its members is that member;
+    "RTX 4070 Super vs RTX 4070" are two cards."""
+    from knowledge.catalog import gpu_name_key, gpu_names
+
+    _, families = gpu_names()
+
+    def member_of(o: str, g: str) -> bool:
+        members = families.get(gpu_name_key(g), [])
+        return o.lower().startswith(g.lower() + " ") and bool(members) and any(
+            o.lower() in (m.name.lower(), f"{m.family} {round(m.memory_gib or 0)}gb".lower()) for m in members)
+    return [g for g in names if not any(o != g and member_of(o, g) for o in names)]
 
 
 def _unique(xs: list) -> list:

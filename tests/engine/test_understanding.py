@@ -562,3 +562,13 @@ def test_an_aside_is_out_of_scope_and_the_thread_picks_up_after_it():
     q = understand_dialogue(turns + ["ok fine. and on an L4?"])
     assert q.gpus == ["L4"] and q.model == "gemma-2-9b" and {"fit", "speed"} <= set(q.intents)
     assert "recommend" not in q.intents  # the card named is weighed, not searched for
+
+
+@pytest.mark.parametrize("text, gpus", [
+    ("RTX 4070 Super vs RTX 4070 for llama 8b", ["RTX 4070 Super", "RTX 4070"]),
+    ("3090 vs 3090 ti for mistral 7b", ["RTX 3090", "RTX 3090 Ti"]),
+    ("RTX 4060 Ti 8GB vs 16GB for llama 8b", ["RTX 4060 Ti 8GB", "RTX 4060 Ti 16GB"]),
+    ("A100 40GB for llama 70b, or is the A100 stronger?", ["A100 40GB"]),
+])
+def test_a_card_and_its_bigger_sibling_are_two_cards_but_a_family_after_its_member_is_one(text, gpus):
+    assert understand(text).gpus == gpus
