@@ -170,7 +170,7 @@ def understand_new(turns: list[str]) -> dict:
     # asked back: an unknown name, or a computing question with no model at all (compose asks which)
     computing = set(q.intents) & {"fit", "speed", "train_time", "cost", "recommend"}
     d["ask_back"] = bool(q.model_unknown and not q.params_b and not q.model) or \
-        bool(q.gpu_unknown and not q.gpus and not q.gpu_memory_gb) or asks_model_for_speed(q) or \
+        bool(q.gpu_unknown and not q.gpu_memory_gb) or asks_model_for_speed(q) or \
         bool(computing and not q.has_model and not q.gpus and not q.billing and not q.egress_gb and not q.storage_gb
              and not q.gpu_memory_gb and set(q.intents) <= {"fit", "speed", "train_time", "cost", "recommend", "guide"})
     return d

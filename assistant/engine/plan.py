@@ -65,10 +65,16 @@ def train_method(q: Query) -> str:
     return DEFAULTS["finetune_method"]
 
 
+def _count(q: Query, gpu: str | None) -> int | None:
+    """The GPUs per instance for one card: its own count ("1x H100 or 2x L40S"), else the one stated."""
+    return q.gpu_counts.get(gpu or "") or q.gpu_count
+
+
 def _gpu_sides(q: Query) -> list[dict[str, Any]]:
     """One dict per GPU the question names (a memory size counts as a GPU); [{}] when none. An unknown
     GPU is not guessed: the need is computed without it and a price lookup offers the closest names."""
-    sides: list[dict[str, Any]] = [{"gpu": g} for g in q.gpus[:_MAX_SIDES]]
+    sides: list[dict[str, Any]] = [{"gpu": g} | ({"gpus": q.gpu_counts[g]} if g in q.gpu_counts else {})
+                                   for g in q.gpus[:_MAX_SIDES]]
     if not sides and q.gpu_memory_gb:
         sides = [{"gpu_memory_gb": q.gpu_memory_gb}]
     return sides or [{}]
@@ -133,7 +139,8 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
     if image:
         return _image_calls(q, intents) + [_guide(q)]
     recommender = "recommend" in intents and bool(m) and q.solve_for != "min_gpu_memory" and not _hourly_only(q) and \
-        not (q.gpus and len(_model_sides(q)) > 1)  # "Llama 8B vs Mistral 7B on an L4": the models are compared
+        not (q.gpus and len(_model_sides(q)) > 1) and \
+        not (len(q.gpus) >= 2 and "compare" in intents)  # "Llama 8B vs Mistral 7B on an L4", "1x H100 or 2x L40S"
     if recommender:
         calls.append({"name": "recommend_gpus", "args": _recommend_args(q)})
     if ("recommend" in intents or q.solve_for == "min_gpu_memory" or _hourly_only(q)) and not recommender and m:
@@ -148,11 +155,13 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
         calls += _speed_calls(q)
     if "train_time" in intents and m and q.gpus and _training(q) and "cost" not in intents:
         for side in _gpu_sides(q):
+            n = _count(q, side.get("gpu"))
             calls.append({"name": "training_time", "args": m | _data_args(q) | side | {"method": train_method(q)}
-                          | ({"gpus": q.gpu_count} if q.gpu_count and q.gpu_count > 1 else {})})
+                          | ({"gpus": n} if n and n > 1 else {})})
     if "cost" in intents:
         calls += _cost_calls(q)
-    if "prices" in intents and not ("recommend" in intents and m) and not ("cost" in intents and calls):
+    weighed = len(q.gpus) >= 2 and "compare" in intents  # the named cards' own offers, side by side
+    if "prices" in intents and (not ("recommend" in intents and m) or weighed) and not ("cost" in intents and calls):
         calls += _price_calls(q)
     if q.gpu_unknown and not q.gpus and not any(c["name"] == "price_query" for c in calls):
         calls += [{"name": "price_query", "args": {"gpu": g}} for g in q.gpu_unknown[:2]]
@@ -288,7 +297,8 @@ def _speed_calls(q: Query) -> list[Call]:
     load = q.concurrent_users or q.batch
     batches = [1, load] if load and load > 1 else [1]
     models = _model_sides(q) if _model(q) else [{}]
-    return [{"name": "speed_estimator", "args": base | m | {"gpu": g, "batch": b}} for m in models
+    return [{"name": "speed_estimator", "args": base | m | {"gpu": g, "batch": b} |
+             ({"gpus": q.gpu_counts[g]} if g in q.gpu_counts else {})} for m in models
             for g in q.gpus[:_MAX_SIDES if not m or m == _model(q) else 1] for b in batches]
 
 
@@ -313,7 +323,7 @@ def _cost_calls(q: Query) -> list[Call]:
         hours = q.duration_hours or DEFAULTS["billing_hours"]
         for g in gpus or ([DEFAULTS["billing_gpu"]] if q.billing else []):
             for p in providers:
-                a = {"gpu": g, "hours": hours, "provider": p, "gpus": q.gpu_count if (q.gpu_count or 0) > 1 else None,
+                a = {"gpu": g, "hours": hours, "provider": p, "gpus": _count(q, g) if (_count(q, g) or 0) > 1 else None,
                      "storage_gb": q.storage_gb, "egress_gb": q.egress_gb}
                 calls.append({"name": "cost_estimator", "args": {k: v for k, v in a.items() if v is not None}})
         return calls
@@ -322,8 +332,8 @@ def _cost_calls(q: Query) -> list[Call]:
     for g in gpus:
         for p in providers:
             a: dict[str, Any] = m | {"gpu": g, "provider": p}
-            if q.gpu_count and q.gpu_count > 1:
-                a["gpus"] = q.gpu_count
+            if (_count(q, g) or 0) > 1:
+                a["gpus"] = _count(q, g)
             if _training(q):
                 a |= _data_args(q) | {"method": train_method(q)}
             else:
@@ -345,8 +355,8 @@ def _price_calls(q: Query) -> list[Call]:
             base["gpu"] = g
         if q.gpu_memory_gb and not g:  # a named card's stated memory is the card's own
             base["min_vram_gb"] = q.gpu_memory_gb
-        if q.gpu_count:
-            base["gpus"] = q.gpu_count
+        if _count(q, g):
+            base["gpus"] = _count(q, g)
         if q.providers:
             base["provider"] = ",".join(q.providers)
         if q.regions:

@@ -8,7 +8,7 @@ returned unassigned, so the answer can say it was not used.
 
 from __future__ import annotations
 
-__all__ = ["assign_roles"]
+__all__ = ["assign_roles", "counts_per_card"]
 
 import re
 from dataclasses import dataclass, field
@@ -146,6 +146,19 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
 
 # between a count and the GPU name: "8x", "8 nvidia", "8 عدد" (pieces), "8 units of", "ek hi" (just one)
 _COUNTER = r"\s*[x×]?\s*(?:(?:hi|ہی)\s+)?(?:(?:units? of|pcs|pieces? of|nos?\.?|عدد|adad)\s+)?(?:nvidia\s+|geforce\s+)?"
+
+
+def counts_per_card(text: str, nums: list[Num], cards: list[tuple[int, int, str]]) -> dict[str, int]:
+    """"1x H100 or 2x L40S": each card's own count, when every card has one and they differ ({} otherwise,
+    and the one GPU count applies to every card)."""
+    out: dict[str, int] = {}
+    for start, end, name in cards:
+        for n in nums:
+            before = 0 <= start - n.end <= 12 and re.fullmatch(_COUNTER, text[n.end:start])
+            after = 0 <= n.start - end <= 3 and re.fullmatch(r"\s*[x×]\s*", text[end:n.start])
+            if (before or after) and 0 < n.value <= 1e6:
+                out[name] = int(n.value)
+    return out if len(out) == len(cards) >= 2 and len(set(out.values())) > 1 else {}
 
 
 def _count_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):

@@ -24,7 +24,7 @@ SolveFor = Literal["max_context", "max_batch", "min_gpu_count", "min_gpu_memory"
 # Facts a user states. Everything else in Query is bookkeeping (language, coverage, carried-over fields).
 FACT_FIELDS = (
     "solve_for", "model", "other_models", "model_unknown", "params_b", "method", "precision", "kv_precision", "optimizer",
-    "training_precision", "gpus", "gpu_unknown", "gpu_count", "gpu_memory_gb", "context_tokens", "prompt_tokens",
+    "training_precision", "gpus", "gpu_unknown", "gpu_count", "gpu_counts", "gpu_memory_gb", "context_tokens", "prompt_tokens",
     "output_tokens", "batch", "concurrent_users", "examples", "tokens_per_example", "dataset_tokens", "epochs",
     "budget_usd_per_hour", "budget_usd_total", "deadline_hours", "min_tokens_per_s", "providers", "regions", "spot",
     "both_pricing", "engine", "lora_rank", "lora_targets", "grad_checkpointing", "storage_gb", "egress_gb",
@@ -78,6 +78,8 @@ class _QueryFields(BaseModel):
     training_precision: Literal["mixed", "bf16"] | None = None
     gpus: list[str] = Field(default_factory=list, description="catalog GPU names, in the order written")
     gpu_unknown: list[str] = Field(default_factory=list, description="GPU-like names not in the catalog")
+    gpu_counts: dict[str, int] = Field(default_factory=dict,
+                                       description="each named card's own count when they differ ('1x H100 or 2x L40S')")
     providers: list[str] = Field(default_factory=list)
     regions: list[str] = Field(default_factory=list)
     spot: bool | None = Field(None, description="True spot/interruptible, False on-demand, None both/unstated")
@@ -110,7 +112,7 @@ class _QueryFields(BaseModel):
         out = {}
         for k in FACT_FIELDS:
             v = getattr(self, k)
-            if v is None or v is False and k in ("both_pricing", "billing") or v == []:
+            if v is None or v is False and k in ("both_pricing", "billing") or v == [] or v == {}:
                 continue
             out[k] = v
         return out
@@ -159,9 +161,9 @@ def merge(prev: Query, new: Query) -> Query:
         carried = [k for k in carried if (same or k not in _RESET_ON_NEW_MODEL) and k not in ("model", "params_b", "model_unknown")]
     to_cloud = patterns("cloud_switch").search(new.text.lower())  # "nah forget local, ... in the cloud"
     if new.gpus or new.gpu_memory_gb or new.gpu_unknown or to_cloud:
-        for k in ("gpus", "gpu_memory_gb", "gpu_unknown"):
+        for k in ("gpus", "gpu_memory_gb", "gpu_unknown", "gpu_counts"):
             data[k] = getattr(new, k)
-        carried = [k for k in carried if k not in ("gpus", "gpu_memory_gb", "gpu_unknown")]
+        carried = [k for k in carried if k not in ("gpus", "gpu_memory_gb", "gpu_unknown", "gpu_counts")]
     for k, v in stated.items():
         data[k] = v
     if new.spot is not None:

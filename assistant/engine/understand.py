@@ -23,7 +23,7 @@ from knowledge.language import detect_language
 from knowledge.lexicon import lexicon, pattern_map, patterns
 from assistant.engine.names import find_concepts, find_gpus, find_instances, find_models, find_providers
 from assistant.engine.numbers import find_numbers
-from assistant.engine.quantities import assign_roles
+from assistant.engine.quantities import assign_roles, counts_per_card
 from assistant.engine.intents import cue_set, finalize
 from assistant.engine.normalise import MAX_CHARS, normalise
 from assistant.engine.query import Query, merge
@@ -116,6 +116,12 @@ def _understand_cached(raw: str) -> Query:
     for m in models:
         t_roles = t_roles[:m.start] + " " * (m.end - m.start) + t_roles[m.end:]
     _read_numbers(t_roles, q, name_spans, [(g.start, g.end) for g in gpus + gpu_unknown])
+    q.gpu_counts = counts_per_card(t_roles, find_numbers(t_roles, None if q.lang == "roman-ur" else _NOT_ROMAN),
+                                   [(g.start, g.end, g.value) for g in gpus if g.value in q.gpus])
+    for n in q.gpu_counts.values():  # "2x L40S" beside "1x H100": used as that card's count
+        if str(n) in q.not_used:
+            q.not_used.remove(str(n))
+            q.number_uses[str(n)] = "gpu_counts"
     _read_words(t, q)
     if len({m.group(1) for g in q.gpus for m in [re.search(r"(\d+)GB$", g)] if m}) >= 2:
         q.gpu_memory_gb = None  # "RTX 4060 Ti 8GB vs 16GB": each side has its own memory

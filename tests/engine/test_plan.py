@@ -176,3 +176,13 @@ def test_two_models_compared_each_get_the_memory_and_speed_calls():
     assert "recommend_gpus" not in _names(calls)  # the models are weighed on the named card, not a GPU search
     alone = plan(Query(intents=["speed"], model="llama-3.1-8b", other_models=["mistral-7b-v0.1"], gpus=["L4"]))
     assert [c["args"]["model"] for c in alone if c["name"] == "speed_estimator"] == ["llama-3.1-8b"]
+
+
+def test_each_card_keeps_its_own_count_and_named_cards_are_weighed_not_searched():
+    q = Query(intents=["recommend", "compare", "fit", "speed", "prices"], model="llama-3.1-70b", precision="int4",
+              gpus=["H100", "L40S"], gpu_count=1, gpu_counts={"H100": 1, "L40S": 2}, concurrent_users=20)
+    calls = plan(q)
+    assert "recommend_gpus" not in _names(calls)  # "choosing between 1x H100 and 2x L40S": those two are compared
+    counts = {(c["name"], c["args"]["gpu"]): c["args"].get("gpus") for c in calls if "gpu" in c["args"]}
+    assert counts[("vram_calculator", "L40S")] == 2 and counts[("vram_calculator", "H100")] == 1
+    assert counts[("speed_estimator", "L40S")] == 2 and counts[("price_query", "L40S")] == 2

@@ -235,8 +235,10 @@ def understood(q: Query, done: Done | None = None) -> list[Finding]:
     if q.optimizer:
         out.append(Finding(code="u.optimizer", params={"v": q.optimizer}))
     if q.gpus:
-        n = f"{q.gpu_count} x " if q.gpu_count and q.gpu_count > 1 else ""
-        out.append(Finding(code="u.gpus", params={"names": [n + g for g in q.gpus]}))
+        def n(g: str) -> str:
+            k = q.gpu_counts.get(g) or q.gpu_count
+            return f"{k} x " if k and (k > 1 or q.gpu_counts) else ""
+        out.append(Finding(code="u.gpus", params={"names": [n(g) + g for g in q.gpus]}))
     elif q.gpu_count:
         out.append(Finding(code="u.gpu_count", params={"n": q.gpu_count}))
     if q.gpu_memory_gb:

@@ -32,12 +32,13 @@ def prices_part(q: Query, done: Done, s: Sections) -> None:
         gpu = a.get("gpu") or (q_(a["min_vram_gb"], "gb") if a.get("min_vram_gb") else "GPU")
         offers = r.get("offers") or []
         if not offers:
-            if in_fit:
+            if in_fit and not a.get("gpu"):  # the offers with the memory needed: no card has that much
                 total = next((x["total_gb"] for _, x in results(done, "vram_calculator")), None)
                 s.explanation.append(Finding(code="fit.gpus_none", params={"total": q_(total, "gb")},
                                              passage_id="ga-09"))
-            else:
-                s.headline.append(Finding(code="prices.none", params={"kind": {"code": f"term.{kind}"}, "gpu": gpu}))
+            else:  # a named card with no offer of this kind ("no spot L40S")
+                (s.notices if in_fit else s.headline).append(
+                    Finding(code="prices.none", params={"kind": {"code": f"term.{kind}"}, "gpu": gpu}))
             continue
         o = offers[0]
         per_gpu = o.get("spot_price_usd_per_gpu_hour") if kind == "spot" else o.get("price_usd_per_gpu_hour")
