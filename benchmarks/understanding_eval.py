@@ -144,7 +144,8 @@ def score_row(row: dict, got: dict) -> dict:
         tools_ok = False
     facts = exp.get("facts") or {}
     wrong = {k: (v, got.get("models" if k == "model" and isinstance(v, list) else k)) for k, v in facts.items()
-             if not fact_ok(k, v, got.get("models" if k == "model" and isinstance(v, list) else k))}
+             if not fact_ok(k, v, got.get("models" if k == "model" and isinstance(v, list) else k))
+             and not (k == "spot" and v is True and got.get("both_pricing"))}  # spot beside on-demand shows spot
     spurious = []
     if "gpus" not in facts and got.get("gpus") and not want_int & {"prices"} and want_int & COMPUTE_INTENTS:
         spurious.append(("gpus", got["gpus"]))

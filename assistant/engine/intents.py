@@ -81,7 +81,8 @@ class _Evidence:
             bool(q.other_models) or \
             len(methods) >= 2 or \
             len(q.regions) >= 2 or (q.billing and _hint("comparative", t))
-        self.formats_compared = len(formats) >= 2 or len(engines) >= 2  # a concept question unless a model is named
+        # a concept question unless a model is named; or one setting given two values ("rank 64 vs rank 8")
+        self.formats_compared = len(formats) >= 2 or len(engines) >= 2 or bool(q.alternatives)
         self.intents: list[str] = []
 
     def add(self, *xs: str) -> None:
@@ -169,7 +170,8 @@ def _measure_intents(e: _Evidence) -> None:
 
 def _compare_and_guide(e: _Evidence) -> None:
     q, t, cues = e.q, e.t, e.cues
-    if ("compare" in cues or len(q.providers) >= 2 or _hint("tradeoff", t) and len(q.gpus) >= 2) and e.comparing or \
+    if ("compare" in cues or len(q.providers) >= 2 or q.both_pricing or _hint("tradeoff", t) and len(q.gpus) >= 2) \
+            and e.comparing or \
             "compare" in cues and e.formats_compared:
         e.add("compare")
         if not (set(e.intents) - {"compare"}):
@@ -202,7 +204,7 @@ def _intents(t: str, q: Query) -> None:
     e = _Evidence(t, q)
     _solve_for(e)
     if "help" in e.cues and not e.has_model and not e.has_gpu and \
-            (len(t.split()) <= 12 or not set(q.facts()) - {"method", "providers"}):
+            (len(t.split()) <= 12 or not set(q.facts()) - {"method", "providers", "duration_hours"}):
         q.intents, q.intent_cued = ["help"], True
         return
     explicit = e.cues & {"speed", "train_time", "cost", "prices", "recommend", "fit"}

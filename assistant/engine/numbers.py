@@ -113,9 +113,10 @@ def find_numbers(text: str, word_locales: frozenset[str] | None = None) -> list[
             continue
         phrase = m.group("w")
         toks = re.split(r"[\s-]+", phrase)
-        if all(t in scales for t in toks) and not (len(toks) == 1 and len(toks[0]) > 2 and
-                                                   re.search(r"(?:per|a|every|each|فی|fi)\s+$", text[:m.start()])):
-            continue  # a bare "thousand"/"k" is not a number, except "per thousand images"
+        counted = len(toks) == 1 and toks[0] in words and re.match(r"\s+[^\W\d]", text[m.end():])  # "سو یوزرز"
+        if all(t in scales for t in toks) and not counted and not (
+                len(toks) == 1 and len(toks[0]) > 2 and re.search(r"(?:per|a|every|each|فی|fi)\s+$", text[:m.start()])):
+            continue  # a bare "thousand"/"k" is not a number, except "per thousand images" and "سو یوزرز" (100 users)
         v = _word_value(phrase, words, scales)
         if v is None:
             continue

@@ -240,6 +240,11 @@ def _fit_calls(q: Query) -> list[Call]:
     for model in _model_sides(q):
         for side in _gpu_sides(q)[:_MAX_SIDES if model == _model(q) else 1]:
             out.append({"name": "vram_calculator", "args": base | model | side})
+    # a setting given a second value ("4k vs 32k context", "rank 64 vs 8"): the first card with that value too
+    for field, arg in (("context_tokens", "seq_len"), ("batch", "batch"), ("concurrent_users", "batch"),
+                       ("lora_rank", "lora_rank"), ("gpu_count", "gpus")):
+        if field in q.alternatives and out and (arg in out[0]["args"] or field in ("lora_rank", "gpu_count")):
+            out.append({"name": "vram_calculator", "args": out[0]["args"] | {arg: int(q.alternatives[field])}})
     if base.get("method") == "full" and not q.training_precision and len(out) == 1:
         out.append({"name": "vram_calculator", "args": out[0]["args"] | {"training_precision": "bf16"}})
     return out

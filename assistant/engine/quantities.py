@@ -30,6 +30,7 @@ class Roles:
     text: str = ""
     image: bool = False  # the question names an image pipeline (its name is blanked out of `text`)
     low_left: dict[int, str] = field(default_factory=dict)  # a range's upper end -> the words before its lower end
+    second: dict[str, float] = field(default_factory=dict)  # a role given another value ("rank 64 vs rank 8")
 
 
 def _unit(key: str) -> re.Pattern:
@@ -99,6 +100,7 @@ def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], h
             corrected = corrected or name == "concurrent_users" and re.match(r"\s*(?:concurrent\s+)?users?\b", right) and \
                 any(re.match(_PEOPLE, text[nums[j].end:nums[j].end + 20]) for j, role in r.role_of.items() if role == name)
             if not corrected and not _replaces(name, left, right, r.values[name]):
+                r.second.setdefault(name, value)
                 continue  # a second value for a role already filled: reported as not used, never swallowed
             for j, role in list(r.role_of.items()):
                 if role == name:
@@ -312,10 +314,13 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
             return ("params_b", v / 1e9)
         if re.match(r"\s*(?:-|\s)?(?:param|parameter)", right):
             return ("params_b", v / 1e9 if v >= 1e6 else v)
-    if _starts(_unit("steps"), right) or re.search(r"steps?\s*(?:=|:|of)?\s*$", left):
+    if _starts(_unit("steps"), right) or re.search(r"steps?\s*(?:=|:|of)?\s*$", left) and \
+            not re.search(r"\d\s*steps?\s*$", left):  # "4 steps 1024": the steps were counted before the word
         return ("steps", v)
     if _starts(_unit("pixels"), right) or re.search(r"(?:resolution|res|ریزولوشن)\s*(?:of|=|:|at)?\s*$", left):
         return ("resolution", v)
+    if r.image and 256 <= v <= 4096 and v % 64 == 0 and not n.scale and re.match(r"\s*(?:px)?\s*(?:[?.!,;)]|$)", right):
+        return ("resolution", v)  # "flux schnell on an H100, 4 steps 1024?": an image side in pixels
     if n.is_word and 0 < v <= 16 and re.match(r"\s*\d+\s?(?:gb|gib)\s*(?:card|gpu|vram|کارڈ|جی پی یو|wala|والا|والی)", right):
         return ("gpu_count", v)
     if re.match(r"\s*of (?:them|those|these|the gpus|the cards)\b", right):

@@ -97,6 +97,8 @@ class _QueryFields(BaseModel):
     not_used: list[str] = Field(default_factory=list, description="numbers or names of the question not used")
     number_uses: dict[str, str] = Field(default_factory=dict, description="each number as written -> the fact it filled")
     out_of_range: list[str] = Field(default_factory=list, description="values named as out of range")
+    alternatives: dict[str, float] = Field(default_factory=dict,
+                                           description="a fact's second value, to weigh beside the first ('4k vs 32k context')")
     injection: bool = Field(False, description="the text tries to instruct the assistant")
     intent_cued: bool = Field(False, description="the words themselves ask for an intent (not only settings)")
     seen_gpus: list[str] = Field(default_factory=list, description="every GPU named in the thread so far")

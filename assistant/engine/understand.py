@@ -257,6 +257,11 @@ def _elided_variants(t: str, gpus: list) -> list:
         members = families.get(re.sub(r"[^a-z0-9]", "", family.lower()), [])
         if m and any(x.memory_gib and abs(x.memory_gib - float(m.group(1))) < 1 for x in members):
             out.append(Span(g.end + m.start(1), g.end + m.end(), f"{family} {m.group(1)}GB", m.group(0)))
+        form = re.match(r"\s*(?:vs\.?|versus|or|and|/|ya|یا|اور)\s*(sxm\d?|pcie|nvl)\b", t[g.end:g.end + 20])
+        other = [x for x in families.get(re.sub(r"[^a-z0-9]", "", re.split(r"\s", family)[0].lower()), [])
+                 if form and form.group(1).rstrip("0123456789") in x.name.lower() and x.name != g.value]
+        if other:  # "H100 SXM vs PCIe": the same family in the other form
+            out.append(Span(g.end + form.start(1), g.end + form.end(), other[0].name, form.group(0)))
     return out
 
 
@@ -329,9 +334,16 @@ def _read_numbers(t: str, q: Query, name_spans: list[tuple[int, int]], gpu_spans
             q.kv_precision = {8: "fp8", 4: "int4", 16: "fp16"}.get(-bits, q.kv_precision)
         elif bits in _BITS and not _negated(t, pos) and q.precision is None:
             q.precision = _BITS[bits]
+    q.alternatives = {k: v for k, v in roles.second.items() if not k.startswith("_")}
     q.number_uses = {n.text: roles.role_of[i] for i, n in enumerate(nums) if i in roles.role_of}
     q.not_used = [n.text for i, n in enumerate(nums) if i not in roles.used and not n.is_word
                   and not _ordinal_or_version(t, n)]
+    for k, v in q.alternatives.items():  # "4k vs 32k context": 32k is weighed beside 4k, not dropped
+        i = next((i for i, n in enumerate(nums) if i not in roles.used and n.value in (v, v / 1024 * 1000)), None)
+        if i is not None:
+            q.number_uses[nums[i].text] = f"{k} (second value)"
+            if nums[i].text in q.not_used:
+                q.not_used.remove(nums[i].text)
 
 
 def _ordinal_or_version(t: str, n) -> bool:
@@ -456,8 +468,8 @@ def _spot(t: str, q: Query) -> None:
     ond = [m for m in patterns("on_demand").finditer(t)]
     pos_spot = [m for m in spot if not _negated(t, m.start(), m.end())]
     neg_spot = [m for m in spot if _negated(t, m.start(), m.end())]
-    if pos_spot and ond and not any(_negated(t, m.start(), m.end()) for m in ond):
-        q.both_pricing, q.spot = True, None
+    if pos_spot and (ond and not any(_negated(t, m.start(), m.end()) for m in ond) or patterns("spot_discount").search(t)):
+        q.both_pricing, q.spot = True, None  # "the hourly rate, and how much cheaper on spot?": both, side by side
     elif pos_spot:
         q.spot = True
     elif ond or neg_spot:

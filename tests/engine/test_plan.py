@@ -186,3 +186,10 @@ def test_each_card_keeps_its_own_count_and_named_cards_are_weighed_not_searched(
     counts = {(c["name"], c["args"]["gpu"]): c["args"].get("gpus") for c in calls if "gpu" in c["args"]}
     assert counts[("vram_calculator", "L40S")] == 2 and counts[("vram_calculator", "H100")] == 1
     assert counts[("speed_estimator", "L40S")] == 2 and counts[("price_query", "L40S")] == 2
+
+
+def test_a_second_value_of_a_setting_gets_its_own_memory_call():
+    q = Query(intents=["fit", "compare"], model="llama-3.1-8b", gpus=["L4"], context_tokens=4096,
+              alternatives={"context_tokens": 32768})
+    seqs = [c["args"]["seq_len"] for c in plan(q) if c["name"] == "vram_calculator"]
+    assert seqs == [4096, 32768]

@@ -578,3 +578,25 @@ def test_two_cards_with_their_own_counts():
     q = understand("choosing between 1x H100 and 2x L40S for llama 3.1 70b int4 serving, ~20 users. thoughts")
     assert q.gpu_counts == {"H100": 1, "L40S": 2} and not q.not_used and "compare" in q.intents
     assert understand("8x H100 vs A100 for llama 70b").gpu_counts == {}  # one count for both
+
+
+def test_one_setting_given_two_values_is_weighed_side_by_side():
+    q = understand("llama 8b on an L4 at 4k vs 32k context")
+    assert q.context_tokens == 4096 and q.alternatives == {"context_tokens": 32768} and not q.not_used
+    assert "compare" in q.intents
+    q = understand("lora rank 64 on all linear layers vs rank 8 on q,v only — how much does that change vram + time for mistral 7b?")
+    assert q.lora_rank == 64 and q.alternatives == {"lora_rank": 8} and "cost" not in q.intents
+
+
+@pytest.mark.parametrize("text, facts", [
+    ("h100 sxm vs pcie — does it matter for inference of a 70b split across 2 cards?", {"gpus": ["H100 SXM", "H100 PCIe"]}),
+    ("how many images/sec does flux schnell do on an H100, 4 steps 1024?", {"steps": 4, "resolution": 1024}),
+    ("ہمیں Llama 3.1 70B کو سو یوزرز کے لیے پروڈکشن میں سرو کرنا ہے", {"concurrent_users": 100}),
+    ("AWS پر ایک H100 کا فی گھنٹہ کرایہ کتنا ہے اور اسپاٹ پر کتنا سستا پڑے گا؟", {"both_pricing": True}),
+])
+def test_batch22_classes(text, facts):
+    _check_facts(text, facts)
+
+
+def test_what_this_bot_can_do_is_help():
+    assert understand("what can this bot actually do? can it estimate our monthly GPU spend?").intents == ["help"]

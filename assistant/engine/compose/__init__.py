@@ -288,6 +288,9 @@ def _quantities(q: Query) -> list[Finding]:
             if field == "duration_hours" and v < 1 and abs(v * 60 - round(v * 60)) < 1e-6:
                 v, unit = round(v * 60), "min"  # a run given in minutes stays in minutes
             out.append(Finding(code=code, params={"v": q_(v, unit)}))
+            if field in q.alternatives:  # "4k vs 32k context": the second value, weighed beside the first
+                alt = q.alternatives[field]
+                out.append(Finding(code=code, params={"v": q_(int(alt) if float(alt).is_integer() else alt, unit)}))
     return out
 
 

@@ -101,7 +101,15 @@ def _label(r: dict[str, Any], others: list[dict[str, Any]]) -> str:
                 str(i.get("method") or ""), f"x{i.get('gpus')}" if (i.get("gpus") or 1) > 1 else ""]
     mine, all_ = parts(r), [parts(o) for o in others]
     keep = [p for j, p in enumerate(mine) if p and len({a[j] for a in all_}) > 1]
-    return " · ".join(keep) or mine[0]
+    return _with_setting(r, others, " · ".join(keep) or (mine[1] if len(keep) < len(mine) and mine[1] else mine[0]))
+
+
+def _with_setting(r: dict[str, Any], rs: list[dict[str, Any]], text: str) -> Any:
+    """The header, with the setting that differs between the results (batch, context, LoRA rank)."""
+    for key, code in (("batch", "col.batch"), ("seq_len", "col.context"), ("lora_rank", "col.rank")):
+        if len({x.get("inputs", {}).get(key) for x in rs}) > 1:
+            return {"code": code, "params": {"gpu": text, "n": r.get("inputs", {}).get(key)}}
+    return text
 
 
 def column(r: dict[str, Any], rs: list[dict[str, Any]]) -> Any:
@@ -113,10 +121,7 @@ def column(r: dict[str, Any], rs: list[dict[str, Any]]) -> Any:
         return [model_name(x), gpu, str(i.get("precision") or ""), str(i.get("method") or "")]
     mine, all_ = parts(r), [parts(x) for x in rs]
     keep = [p for j, p in enumerate(mine) if p and len({a[j] for a in all_}) > 1]
-    text = " · ".join(keep) or mine[1] or mine[0]
-    if len({x.get("inputs", {}).get("batch") for x in rs}) > 1:
-        return {"code": "col.batch", "params": {"gpu": text, "n": r.get("inputs", {}).get("batch")}}
-    return text
+    return _with_setting(r, rs, " · ".join(keep) or mine[1] or mine[0])
 
 
 def fit_part(q: Query, done: Done, s: Sections) -> None:
