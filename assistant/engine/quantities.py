@@ -373,7 +373,20 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
                           ("epochs", "epochs"), ("rank", "lora_rank"), ("steps", "steps")):
             if _unit(key).match(word) if key in ("users", "context", "epochs", "steps", "batch") else word == key:
                 return (role, _ctx(n) if role == "context_tokens" else v)
-    return None
+    return _named_before(v, right, left)
+
+
+_IS = r"\s*(?:are|is|were|=|:|ہیں|ہے|hain|hai|ki tadaad|کی تعداد)?\s*$"
+
+
+def _named_before(v: float, right: str, left: str) -> tuple[str, float] | None:
+    """A count written after what it counts: "examples are 40k", "مثالیں چالیس ہزار ہیں", "epochs: 3"."""
+    if not re.match(r"\s*(?:ہیں|ہے|hain|hai|[,.;?!)]|and\b|اور|aur\b|$)", right):
+        return None
+    for unit, role in (("examples", "examples"), ("epochs", "epochs"), ("users", "concurrent_users"),
+                       ("images", "images"), ("steps", "steps")):
+        if re.search(f"(?:{_unit(unit).pattern}){_IS}", left[-40:]):
+            return (role, v)
     return None
 
 

@@ -487,7 +487,7 @@ def _is_followup(new: Query, prev: Query) -> bool:
     Decided from the message's own words (its cue words, whether it names a model) and what the
     thread already holds: a message that asks something needing a model and names none continues
     the thread; one that names a new model, or asks only about prices or the guides, starts anew."""
-    if new.intents == ["out_of_scope"] and new.injection:
+    if new.intents == ["out_of_scope"] and new.injection and not new.facts():
         return False
     if prev.intents and prev.intents[0] == "help" or (prev.intents == ["out_of_scope"] and not prev.facts()):
         return False
