@@ -22,6 +22,7 @@ from knowledge.catalog import is_image_pipeline
 from knowledge.language import detect_language
 from knowledge.lexicon import lexicon, pattern_map, patterns
 from assistant.engine.names import find_concepts, find_gpus, find_instances, find_models, find_providers
+from assistant.engine.cards import elided_variants, one_per_card, variant_by_memory
 from assistant.engine.numbers import find_numbers
 from assistant.engine.quantities import assign_roles, counts_per_card
 from assistant.engine.intents import cue_set, finalize
@@ -88,15 +89,15 @@ def _understand_cached(raw: str) -> Query:
         pattern_map("hints")["tradeoff"].search(t)  # "would switching to g6 (L4) save money?" weighs both cards
     if pivot is not None and any(g.start >= pivot for g in gpus) and not weighing:
         gpus = [g for g in gpus if g.start >= pivot and not _negated(t, g.start, g.end)]  # "wait no, an RTX 4080, not the 4090"
-    gpus = [_variant_by_memory(t, g) for g in gpus]
-    gpus += _elided_variants(t, gpus)
+    gpus = [variant_by_memory(t, g) for g in gpus]
+    gpus += elided_variants(t, gpus)
     if model and pivot is not None:
         model = _corrected_size(t, model, pivot)
     if model:
         q.model, q.model_text = model.value, _as_written(raw, model.text)
     elif unknown_model:
         q.model_unknown = _as_written(raw, unknown_model.text)
-    q.gpus = _one_per_card(_unique([g.value for g in gpus]))
+    q.gpus = one_per_card(_unique([g.value for g in gpus]))
     written = {float(m.group(1)) for g in gpus for m in [re.search(r"(\d{1,3})\s?(?:gb|gib)\b", g.text)] if m}
     if len(written) == 1:
         q.gpu_memory_gb = written.pop()  # "RTX 3060 12GB": the card's memory as the user stated it
@@ -227,44 +228,6 @@ def _corrected_size(t: str, model: Any, pivot: int) -> Any:
         return model
 
 
-def _variant_by_memory(t: str, g: Any) -> Any:
-    """"80GB wala A100", "A100 (80 GB)": the family member with that memory."""
-    from assistant.engine.names import Span
-    from knowledge.catalog import gpu_names
-
-    _, families = gpu_names()
-    members = families.get(re.sub(r"[^a-z0-9]", "", g.value.lower()), [])
-    if not members:
-        return g
-    m = re.match(r"\s*\(?(\d{1,3})\s?(?:gb|gib|g\b)", t[g.end:g.end + 12]) or \
-        re.search(r"(\d{1,3})\s?(?:gb|gib)\s*(?:wala|wali|والا|والی|version|variant)?\s*$", t[max(0, g.start - 16):g.start])
-    if not m:
-        return g
-    fits = [x for x in members if x.memory_gib and abs(x.memory_gib - float(m.group(1))) < 1]
-    return Span(g.start, g.end, f"{fits[0].family} {m.group(1)}GB", g.text) if fits else g
-
-
-def _elided_variants(t: str, gpus: list) -> list:
-    """"A100 40GB vs 80GB": the second side is the same family with the other memory."""
-    from assistant.engine.names import Span
-    from knowledge.catalog import gpu_names
-
-    _, families = gpu_names()
-    out = []
-    for g in gpus:
-        family = re.sub(r"\s+\d+GB$", "", g.value)  # "A100 40GB" -> A100, "RTX 4060 Ti" stays
-        m = re.match(r"\s*(?:\(?\d+\s?gb\)?)?\s*(?:vs\.?|versus|or|and|/|ya|یا|اور)\s*(\d{1,3})\s?gb\b", t[g.end:g.end + 30])
-        members = families.get(re.sub(r"[^a-z0-9]", "", family.lower()), [])
-        if m and any(x.memory_gib and abs(x.memory_gib - float(m.group(1))) < 1 for x in members):
-            out.append(Span(g.end + m.start(1), g.end + m.end(), f"{family} {m.group(1)}GB", m.group(0)))
-        form = re.match(r"\s*(?:vs\.?|versus|or|and|/|ya|یا|اور)\s*(sxm\d?|pcie|nvl)\b", t[g.end:g.end + 20])
-        other = [x for x in families.get(re.sub(r"[^a-z0-9]", "", re.split(r"\s", family)[0].lower()), [])
-                 if form and form.group(1).rstrip("0123456789") in x.name.lower() and x.name != g.value]
-        if other:  # "H100 SXM vs PCIe": the same family in the other form
-            out.append(Span(g.end + form.start(1), g.end + form.end(), other[0].name, form.group(0)))
-    return out
-
-
 def _as_written(raw: str, found: str) -> str:
     """A name as the user typed it (case, hyphens), found again in the raw text; else as found."""
     pat = r"[\s\-_]*".join(re.escape(ch) for ch in found.replace(" ", ""))
@@ -282,20 +245,6 @@ def _main_model(t: str, models: list) -> Any:
                      t[max(0, m.start - 40):m.start]):
             return m
     return models[0]
-
-
-def _one_per_card(names: list[str]) -> list[str]:
-    """"A100 40GB ... isn't the A100 stronger": a bare family after one of its members is that member;
-    "RTX 4070 Super vs RTX 4070" are two cards."""
-    from knowledge.catalog import gpu_name_key, gpu_names
-
-    _, families = gpu_names()
-
-    def member_of(o: str, g: str) -> bool:
-        members = families.get(gpu_name_key(g), [])
-        return o.lower().startswith(g.lower() + " ") and bool(members) and any(
-            o.lower() in (m.name.lower(), f"{m.family} {round(m.memory_gib or 0)}gb".lower()) for m in members)
-    return [g for g in names if not any(o != g and member_of(o, g) for o in names)]
 
 
 def _unique(xs: list) -> list:
@@ -474,8 +423,6 @@ def _spot(t: str, q: Query) -> None:
         q.spot = True
     elif ond or neg_spot:
         q.spot = False
-
-
 
 
 # ---- threads ---------------------------------------------------------------------------------

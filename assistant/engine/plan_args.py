@@ -1,0 +1,137 @@
+"""Arguments for the tools from the typed Query: the model, the GPU sides and their counts, the memory and
+data arguments, with the practitioner's defaults (stated in the answer by compose). Shared by the first
+round (plan.py) and the second (plan_forward.py)."""
+
+from __future__ import annotations
+
+__all__ = ["DEFAULTS", "MAX_SIDES", "TRAINING", "Call", "Done", "context_of", "count_for", "data_args", "gpu_sides",
+           "hourly_only", "is_training", "model_args", "model_sides", "train_method", "unique_calls", "vram_args"]
+
+from typing import Any
+
+from assistant.engine.query import Query
+from knowledge.catalog import is_image_pipeline
+
+DEFAULTS = {
+    "context_tokens": 4096,
+    "finetune_method": "lora",
+    "tokens_per_example": 512,
+    "billing_gpu": "A100",
+    "billing_hours": 20 / 60,
+    "example_model": "llama-3.1-8b",  # a speed question about a GPU alone: a common 8B model, said so
+    "ranking_images": 1000,  # "fastest GPU for FLUX" with no count: ranked on a batch of 1,000 images, said so
+    "max_training_gpus": 1024}  # the fewest GPUs for a fine-tune is searched up to this many (FSDP over nodes)
+MAX_SIDES = 3
+TRAINING = ("full", "lora", "qlora", "finetune")
+
+Call = dict[str, Any]
+Done = list[tuple[str, dict, dict]]
+
+
+def model_args(q: Query) -> dict[str, Any]:
+    if q.model:
+        return {"model": q.model}
+    if q.params_b is not None:
+        return {"params_b": q.params_b}
+    if q.model_unknown:
+        return {"model": q.model_unknown}  # the tool answers with the closest known names
+    return {}
+
+
+def model_sides(q: Query) -> list[dict[str, Any]]:
+    """The models a comparison names, main first ("Llama 3.1 8B vs Mistral 7B"); the main one alone otherwise."""
+    main = model_args(q)
+    if "compare" not in q.intents or not main:
+        return [main]
+    return [main] + [{"model": m} for m in q.other_models[:MAX_SIDES - 1]]
+
+
+def is_training(q: Query) -> bool:
+    return q.method in TRAINING or (q.method is None and bool(q.dataset_tokens or q.epochs or (q.examples and not q.prompt_tokens)))
+
+
+def train_method(q: Query) -> str:
+    if q.method in ("full", "lora", "qlora"):
+        return q.method
+    if q.precision in ("int4", "nf4"):
+        return "qlora"
+    return DEFAULTS["finetune_method"]
+
+
+def count_for(q: Query, gpu: str | None) -> int | None:
+    """The GPUs per instance for one card: its own count ("1x H100 or 2x L40S"), else the one stated."""
+    return q.gpu_counts.get(gpu or "") or q.gpu_count
+
+
+def gpu_sides(q: Query) -> list[dict[str, Any]]:
+    """One dict per GPU the question names (a memory size counts as a GPU); [{}] when none. An unknown
+    GPU is not guessed: the need is computed without it and a price lookup offers the closest names."""
+    sides: list[dict[str, Any]] = [{"gpu": g} | ({"gpus": q.gpu_counts[g]} if g in q.gpu_counts else {})
+                                   for g in q.gpus[:MAX_SIDES]]
+    if not sides and q.gpu_memory_gb:
+        sides = [{"gpu_memory_gb": q.gpu_memory_gb}]
+    return sides or [{}]
+
+
+def context_of(q: Query) -> int:
+    if q.context_tokens:
+        return q.context_tokens
+    if q.prompt_tokens or q.output_tokens:
+        return (q.prompt_tokens or 0) + (q.output_tokens or 0)
+    return DEFAULTS["context_tokens"]
+
+
+def vram_args(q: Query) -> dict[str, Any]:
+    a: dict[str, Any] = dict(model_args(q))
+    if is_training(q):
+        a["method"] = train_method(q)
+        if q.context_tokens:
+            a["seq_len"] = q.context_tokens
+        a["batch"] = q.batch
+        a["grad_checkpointing"] = True if q.grad_checkpointing is None else q.grad_checkpointing
+        a["optimizer"] = q.optimizer
+        a["training_precision"] = q.training_precision
+        a["lora_rank"] = q.lora_rank
+        if a["method"] != "qlora" or q.precision in ("nf4", "int4"):
+            a["weight_precision"] = None if a["method"] == "qlora" else q.precision
+    else:
+        a["method"] = "inference"
+        a["seq_len"] = context_of(q)
+        a["batch"] = q.concurrent_users or q.batch
+        a["weight_precision"] = q.precision
+        a["kv_precision"] = q.kv_precision
+    if q.gpu_count and q.gpu_count > 1:
+        a["gpus"] = q.gpu_count
+    return {k: v for k, v in a.items() if v is not None}
+
+
+def hourly_only(q: Query) -> bool:
+    """Cheapest GPU with no data size, image count or load: the cheapest hour of a GPU that holds it."""
+    if q.solve_for != "cheapest_gpu" or q.deadline_hours or q.budget_usd_total:
+        return False
+    if q.model and is_image_pipeline(q.model):
+        return not (q.images or q.concurrent_users or q.duration_hours)
+    return is_training(q) and not (q.dataset_tokens or q.examples)
+
+
+def unique_calls(calls: list[Call]) -> list[Call]:
+    """The same tool with the same arguments runs once (two intents may ask for the same call)."""
+    seen, out = set(), []
+    for c in calls:
+        key = (c["name"], repr(sorted(c["args"].items())))
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def data_args(q: Query) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if q.dataset_tokens:
+        out["dataset_tokens"] = q.dataset_tokens
+    elif q.examples:
+        out["examples"] = q.examples
+        out["tokens_per_example"] = q.tokens_per_example or DEFAULTS["tokens_per_example"]
+    if q.epochs:
+        out["epochs"] = q.epochs
+    return out

@@ -1,0 +1,145 @@
+"""The second round of tool calls: what needs a number from the first round's results (the way forward
+after a negative verdict, the offers with enough memory for a computed need, relaxed price filters,
+the replicas of a generation job)."""
+
+from __future__ import annotations
+
+__all__ = ["relaxations", "second_round"]
+
+from typing import Any
+
+from assistant.engine.plan_args import (Call, Done, data_args, hourly_only, is_training, model_args, unique_calls,
+                                        vram_args)
+from assistant.engine.plan_jobs import job_replicas_calls
+from assistant.engine.query import Query
+from knowledge.catalog import is_image_pipeline
+
+def second_round(q: Query, done: Done) -> list[Call]:
+    names = [d[0] for d in done]
+    if "way_forward" not in names and not _image_levers_done(q, done):
+        forward = _way_forward(q, done)
+        if forward:
+            return forward
+    relaxed = _relaxed_prices(done) or job_replicas_calls(q, done)
+    if relaxed:
+        return relaxed
+    if ("fit" in q.intents or hourly_only(q)) and "price_query" not in names and "recommend_gpus" not in names \
+            and not q.has_gpu:
+        v = next((r for n, _, r in done if n == "vram_calculator" and "total_gb" in r), None)
+        if v is not None:
+            a = {"min_vram_gb": round(v["total_gb"], 2), "gpus": 1, "pricing": "on-demand", "limit": 3,
+                 "provider": ",".join(q.providers) or None, "region": q.regions[0] if q.regions else None}
+            return [{"name": "price_query", "args": {k: x for k, x in a.items() if x is not None}}]
+    return []
+
+
+_RELAXABLE = ("provider", "region", "max_price_usd_per_gpu_hour", "gpus", "pricing")
+
+
+def relaxations(args: dict[str, Any]) -> list[dict[str, Any]]:
+    """A price query without each filter in turn (spot relaxed to on-demand), then without all of them."""
+    def drop(keys: tuple[str, ...]) -> dict[str, Any]:
+        out = {k: v for k, v in args.items() if k not in keys or k == "pricing"}
+        return out | {"limit": 3} | ({"pricing": "on-demand"} if "pricing" in keys else {})
+    present = tuple(k for k in _RELAXABLE if k in args and (k != "pricing" or args[k] == "spot"))
+    out = [drop((k,)) for k in present]
+    if len(present) > 1:
+        out.append(drop(present))
+    return out
+
+
+def _relaxed_prices(done: Done) -> list[Call]:
+    """Every price query of the turn came back empty: the same queries with their filters relaxed."""
+    pq = [(a, r) for n, a, r in done if n == "price_query"]
+    others = [r for n, _, r in done if n not in ("price_query", "search_guide") and "error" not in r]
+    if not pq or others or any(r.get("offers") or "error" in r for _, r in pq):
+        return []
+    first = next((a for a, _ in pq if a.get("pricing") != "spot"), pq[0][0])
+    calls = [{"name": "price_query", "args": a} for a in relaxations(first)]
+    asked = {repr(sorted(a.items())) for a, _ in pq}
+    return [c for c in calls if repr(sorted(c["args"].items())) not in asked]
+
+
+def _image_levers_done(q: Query, done: Done) -> bool:
+    """The image pipeline's lower precisions were tried already in this turn."""
+    return any(n == "vram_calculator" and a.get("weight_precision") in _IMAGE_PRECISIONS
+               and a.get("weight_precision") != q.precision for n, a, _ in done)
+
+
+def _way_forward(q: Query, done: Done) -> list[Call]:
+    """After a negative verdict (does not fit, too slow, past the deadline, over budget, no count or length
+    fits, nothing to recommend), the smallest changes that work; image pipelines at lower precisions."""
+    if q.model and is_image_pipeline(q.model):
+        return _image_precisions(q, done)
+    out: list[Call] = []
+    for name, args, r in done:
+        if "error" in r:
+            continue
+        if name == "vram_calculator" and isinstance(r.get("fit"), dict) and r["fit"].get("fits") is False and \
+                (args.get("gpu") or args.get("gpu_memory_gb")):
+            out.append({"name": "way_forward", "args": dict(args)})
+        elif name == "solve_for" and r.get("solved") is False and args.get("unknown") != "best_gpu_by_cost" and \
+                (args.get("gpu") or args.get("gpu_memory_gb")):
+            out.append({"name": "way_forward", "args": {k: v for k, v in args.items() if k not in ("unknown", "max_gpus")}})
+        elif name == "recommend_gpus" and not r.get("options") and r.get("status") != "needs_input" and model_args(q):
+            out.append({"name": "way_forward", "args": vram_args(q) | _goal(q)})
+        elif name == "speed_estimator":
+            out += _speed_forward(q, args, r)
+        elif name in ("cost_estimator", "training_time") and args.get("gpu") and is_training(q):
+            hours = r.get("runtime_hours", r.get("hours"))
+            total = r.get("total_usd")
+            goal: dict[str, Any] = {}
+            if q.deadline_hours and hours is not None and hours > q.deadline_hours:
+                goal["deadline_hours"] = q.deadline_hours  # past the deadline: more or faster GPUs
+            if q.budget_usd_total and total is not None and total > q.budget_usd_total:
+                goal["budget_usd"] = q.budget_usd_total  # over budget: cheaper GPUs, QLoRA, fewer epochs
+            if goal:
+                a = vram_args(q) | {"gpu": args["gpu"]} | goal | _goal_data(q)
+                out.append({"name": "way_forward", "args": a})
+    return unique_calls(out)[:2]
+
+
+def _speed_forward(q: Query, args: dict[str, Any], r: dict[str, Any]) -> list[Call]:
+    """Speed that does not fit, or misses the target: the levers at the batch it ran at (not a refused load)."""
+    a = vram_args(q) | {"gpu": args["gpu"], "batch": args.get("batch") or 1, "method": "inference"}
+    if args.get("precision"):
+        a["weight_precision"] = args["precision"]
+    if (r.get("memory") or {}).get("fits") is False:
+        return [{"name": "way_forward", "args": a}]
+    per_user = r.get("decode_tokens_per_s")
+    if q.min_tokens_per_s and per_user is not None and per_user < q.min_tokens_per_s:
+        return [{"name": "way_forward", "args": a | {"min_tokens_per_s_per_user": q.min_tokens_per_s}}]
+    return []
+
+
+def _goal(q: Query) -> dict[str, Any]:
+    """What 'works' means for a recommendation that found nothing: the user's target, deadline, budget."""
+    g: dict[str, Any] = {}
+    if q.min_tokens_per_s and not is_training(q):
+        g["min_tokens_per_s_per_user"] = q.min_tokens_per_s
+    if is_training(q) and (q.deadline_hours or q.budget_usd_total) and _goal_data(q).get("dataset_tokens"):
+        g |= {"deadline_hours": q.deadline_hours, "budget_usd": q.budget_usd_total} | _goal_data(q)
+    return {k: v for k, v in g.items() if v is not None}
+
+
+_IMAGE_PRECISIONS = ("fp8", "q4_k_m", "nf4")  # 8-bit, GGUF 4-bit and bitsandbytes 4-bit, as practitioners run them
+
+
+def _image_precisions(q: Query, done: Done) -> list[Call]:
+    """An image pipeline that does not fit: its memory at each lower precision the image tool supports."""
+    from tools.units import weight_format
+
+    for name, args, r in done:
+        if name == "vram_calculator" and isinstance(r.get("fit"), dict) and r["fit"].get("fits") is False:
+            now = args.get("weight_precision")
+            bits = weight_format(now).bits_per_param if now else 16.0
+            return [{"name": "vram_calculator", "args": dict(args) | {"weight_precision": p}}
+                    for p in _IMAGE_PRECISIONS if weight_format(p).bits_per_param < bits - 0.01]
+    return []
+
+
+def _goal_data(q: Query) -> dict[str, Any]:
+    d = data_args(q)
+    if "examples" in d:
+        d = {"dataset_tokens": d.pop("examples") * d.pop("tokens_per_example"), **d}
+    return {k: v for k, v in d.items() if k in ("dataset_tokens", "epochs")}
