@@ -306,8 +306,8 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
         if m and not (unit == "minutes" and n.scale) and not re.match(r"\s*m\b", right) or \
                 (m and unit == "hours" and re.match(r"\s*h\b", right)):
             return _time_role(v * factor, left, right)
-    if _starts(_unit("images"), right):
-        return ("images", v)
+    if _starts(_unit("images"), re.sub(r"^\s*\d{3,4}\s*[x×*]\s*\d{3,4}\s*(?:px)?", "", right)):
+        return ("images", v)  # "two thousand 1024x1024 images": the count before the size
     if n.scale in ("b", "bn", "billion", "t", "trillion", "ارب", "بلین", "arab", "کھرب", "kharab", "ٹریلین") or \
             _starts(_unit("params"), right):
         if n.scale:
