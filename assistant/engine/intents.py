@@ -39,6 +39,8 @@ def finalize(q: Query, keep_intents: list[str] | None = None) -> Query:
     _intents(t, q)
     budget_only = set(q.intents) <= {"cost", "prices", "recommend"} and bool(q.budget_usd_total or q.budget_usd_per_hour) \
         and "recommend" in (keep_intents or [])
+    if keep_intents == ["guide"] and q.has_model and q.gpus:
+        keep_intents = None  # "what is t/s?" ... "so what would I get with phi-4 on a T4": now there is a run to compute
     if keep_intents and (not q.intent_cued or budget_only):  # "and if the budget is $300?" keeps the recommendation
         asks_guide = "guide" in cue_set("intent_cues", t) and "guide" not in keep_intents
         q.intents = list(keep_intents) + (["guide"] if asks_guide else [])  # "and how often should I checkpoint?"
@@ -215,7 +217,7 @@ def _intents(t: str, q: Query) -> None:
     intents = e.intents or ["out_of_scope"]
     if patterns("off_topic").search(t) and not (e.has_model or q.gpus or q.providers):
         intents = ["out_of_scope"]  # "a joke about GPUs": not a question the tools answer
-    if q.injection and not ((e.has_model or e.has_gpu) and explicit):
+    if q.injection and not ((e.has_model or e.has_gpu) and (explicit or q.solve_for)):
         intents = ["out_of_scope"]  # only instructions to the assistant; a real question beside them is answered
     q.intents = intents
     q.intent_cued = bool(explicit or q.solve_for or "guide" in e.cues and not q.followup or
@@ -279,6 +281,9 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
         add("speed")  # output lengths matter only to the time it takes to write them
     if q.min_tokens_per_s and q.has_model and intents[0] not in ("guide", "out_of_scope", "help"):
         add("speed")  # a per-user speed target is checked with the speed tool
+    if re.search(r"\bper (?:1m |million |mil |1k |thousand )?tok(?:en)?s?\b", t) and q.has_model and q.gpus and not training \
+            and intents[0] not in ("guide", "out_of_scope", "help"):
+        add("speed")  # a price per token is the hourly price over the tokens an hour writes
     if (q.concurrent_users or 0) > 1 and q.has_model and q.gpus and not training and \
             intents[0] not in ("guide", "out_of_scope", "help"):
         add("speed")  # "serve 40 users on one L4": whether it keeps up is the throughput at that load

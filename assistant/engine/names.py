@@ -7,7 +7,7 @@ default: the answer asks about it, offering the closest known names.
 
 from __future__ import annotations
 
-__all__ = ["Span", "find_models", "find_gpus", "find_providers", "find_concepts", "first_concept"]
+__all__ = ["Span", "find_models", "find_gpus", "find_providers", "find_concepts", "first_concept", "named_model"]
 
 import re
 from dataclasses import dataclass
@@ -262,3 +262,47 @@ def find_concepts(text: str, key: str) -> list[Span]:
 def first_concept(text: str, key: str) -> Span | None:
     spans = find_concepts(text, key)
     return spans[0] if spans else None
+
+
+_NAME_FORMS = (  # where a product-like name the catalog lacks is written, most explicit first
+    r"[\"“'‘]([A-Z][\w.]*(?:[ -][A-Z0-9][\w.]*)*)[\"”'’]\s+(?:model|llm|naam ka|نام کا|ماڈل)",  # the new "Nebulon-X Pro" model
+    r"(?:\b(?:for|run|serve|of|does|deploy|with|model|called|named|use|host|can|is|will|about|q?lora|fine-?tune|train|tune)\s+)"
+    r"((?:[A-Z][A-Za-z0-9]+)(?:[-_ ][A-Z0-9][A-Za-z0-9]*)+|[A-Z][a-z]+[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)",
+    r"(?:^|[\s،,])((?:[A-Z][A-Za-z0-9]+)(?: [A-Z0-9][A-Za-z0-9]*)+)\s+(?:کو|کی|کا|ko|ki|ka)\b",
+    r"(?:^|\s)([A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*|[A-Z][A-Za-z0-9]+(?:-[A-Z0-9][A-Za-z0-9]*)+)(?=[\s?.,!]|$)",
+)
+
+
+def named_model(raw: str, t: str) -> "Span | None":
+    """A product-like name the catalog lacks, seen by its capitals as written ("DeepThink-Omega",
+    "Mistral Colossus", "Nebulon-X Pro" in quotes): the first written form that is not a GPU, a
+    provider, a tool, a format or a short word in capitals."""
+    for form in _NAME_FORMS:
+        for m in re.finditer(form, raw):
+            if _is_model_like(m.group(1)):
+                low = m.group(1).lower()
+                i = t.find(low)
+                return Span(max(i, 0), max(i, 0) + len(low), m.group(1), m.group(1))
+    return None
+
+
+@lru_cache(maxsize=1)
+def _not_model_names() -> frozenset[str]:
+    """Tools, platforms and brands people write in capitals (lexicon `not_model_names`)."""
+    return frozenset(w for lx in lexicon().values() for w in lx.get("not_model_names", []))
+
+
+def _is_model_like(name: str) -> bool:
+    exact, families = gpu_names()
+    key = gpu_name_key(name)
+    if key in exact or key in families or name.lower().replace("-", "") in {p.replace("-", "") for p in load_providers()} or \
+            name.lower() in _not_model_names():
+        return False
+    if re.fullmatch(r"(?:[A-Z][a-z]+ )?(?:GPU|GPUs|RTX|GTX|AWS|GCP|Azure|Lambda|RunPod|Vast|NVIDIA|AMD)\b.*", name):
+        return False
+    if re.search(r"\b(?:gpus?|node|hours?|hr|instance|vm|cards?|per)\b", name.lower()):
+        return False  # "Per-GPU", "H100-node": hardware words, not a model
+    if len(name) < 5 and not re.search(r"[\d-]", name):
+        return False  # "SaaS", "MVP": short words in capitals are not model names
+    first = re.split(r"[\s-]+", name)[0].lower()
+    return not any(find_concepts(f" {first} ", key) for key in ("precision", "method", "engine", "optimizer"))

@@ -13,8 +13,9 @@ __all__ = ["assign_roles", "counts_per_card"]
 import re
 from dataclasses import dataclass, field
 
-from knowledge.lexicon import patterns, pattern_map
+from assistant.engine.gigabytes import memory_role
 from assistant.engine.numbers import Num
+from knowledge.lexicon import pattern_map, patterns
 
 
 def text_all(r: "Roles") -> str:
@@ -54,11 +55,6 @@ _DATASET = re.compile(r"dataset|corpus|of data|of text|training data|\btrain(?:i
 _CONTEXT_NEAR = re.compile(r"context|ctx|window|seq(?:uence)?[ _-]?len|max[ _-]?len|sequence|کانٹیکسٹ|سیاق|سیکوئنس|سیکوینس")
 _PROMPT_NEAR = re.compile(r"prompt|input|\bin\b|پرامپٹ|ان پٹ")
 _OUTPUT_NEAR = re.compile(r"output|generat|response|completion|new tokens|answer|repl(?:y|ies)|\bout\b|\bback\b|آؤٹ پٹ|جواب")
-_MEMORY_NEAR = re.compile(r"card|gpu|vram|class|wala|wali|wale|memory|version|variant|والا|والی|والے|کارڈ|جی پی یو|میموری")
-_EGRESS_NEAR = re.compile(r"egress|out of|\bout\b(?! of memory)|outbound|transfer|download|pull(?:ing)? (?:it )?down|"
-                          r"serv(?:e|ing) out|send|move|bahar|باہر|ایگریس")
-_STORAGE_NEAR = re.compile(r"storage|disk|ssd|nvme|volume|store|checkpoints?\b|persist|bucket|s3|file ?system|"
-                           r"اسٹوریج|سٹوریج|فائل سسٹم|رکھ")
 _TIME_UNITS = (("minutes", 1 / 60), ("hours", 1.0), ("days", 24.0), ("weeks", 168.0), ("months", 730.0),
                ("years", 8760.0), ("seconds", 1 / 3600))
 
@@ -147,7 +143,8 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
 
 
 # between a count and the GPU name: "8x", "8 nvidia", "8 عدد" (pieces), "8 units of", "ek hi" (just one)
-_COUNTER = r"\s*[x×]?\s*(?:(?:hi|ہی)\s+)?(?:(?:units? of|pcs|pieces? of|nos?\.?|عدد|adad)\s+)?(?:nvidia\s+|geforce\s+)?"
+_COUNTER = r"\s*[x×]?\s*(?:(?:hi|ہی)\s+)?(?:(?:units? of|pcs|pieces? of|nos?\.?|عدد|adad)\s+)?" \
+           r"(?:(?:rented|dedicated|spare|extra|additional|more|used|cloud)\s+)?(?:nvidia\s+|geforce\s+)?"
 
 
 def counts_per_card(text: str, nums: list[Num], cards: list[tuple[int, int, str]]) -> dict[str, int]:
@@ -191,9 +188,9 @@ def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
     if _starts(_unit("tps"), right):
         return ("min_tokens_per_s", v)
     if re.match(r"\s*(?:gb|gib|gigs?|gigabytes?|g\b|جی بی)", right):
-        return _memory_role(v, right, left, has_model, gpu_spans, n.start)
+        return memory_role(v, right, left, has_model, gpu_spans, n.start)
     if re.match(r"\s*(?:tb|tib|terabytes?|ٹی بی|ٹیرا ?بائٹ)", right):
-        role = _memory_role(v * 1000, right, left, has_model, gpu_spans, n.start)
+        role = memory_role(v * 1000, right, left, has_model, gpu_spans, n.start)
         return role if role and role[0] in ("egress_gb", "storage_gb", "_storage_and_egress") else ("storage_gb", v * 1000)
     if re.match(r"\s*(?:cents?\b|سینٹ)", right):
         tail = right[re.match(r"\s*(?:cents?\b|سینٹ)", right).end():]
@@ -395,41 +392,6 @@ def _ctx(n: Num) -> float:
     return n.value / 1000 * 1024 if n.scale == "k" else n.value
 
 
-def _memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans, at: int) -> tuple[str, float] | None:
-    right = re.split(r"\d", right, maxsplit=1)[0]  # "2TB of checkpoints ... and ~500GB egress": each amount its own words
-    if re.match(r"\s*(?:gb|gib|gigs?|g)?\s*(?:card|gpu|vram|graphics|کارڈ|جی پی یو)", right) or \
-            re.search(r"\bfits? (?:in|on|into|within)\s*$", left):
-        return ("gpu_memory_gb", v)  # "a 24gb card with grad checkpointing off"
-    # the words after the amount first ("2 TB storage", "500 GB of checkpoints ... to pull down"), then before it
-    if _STORAGE_NEAR.search(right[:20]) and _EGRESS_NEAR.search(right[:60]) and \
-            re.search(r"\b(?:all of (?:it|them)|everything|it all|them all|the whole)", right[:80]):
-        return ("_storage_and_egress", v)  # "keep ~2TB of checkpoints and then download all of it"
-    if _STORAGE_NEAR.match(right.lstrip(" .,:-")[:12]):
-        return ("storage_gb", v)
-    clause = re.split(r"\band\b|[,;+]|\bplus\b|\d", left)[-1][-22:]  # the words of this amount's own clause
-    if _EGRESS_NEAR.search(clause):
-        return ("egress_gb", v)  # "egress roughly 500 GB of checkpoints", "pulling ~500gb of checkpoints out"
-    if re.search(r"\b(?:keep|keeping|store|storing|hold|holding|park|parking)\b\W+(?:\w+\W+){0,2}$", clause):
-        return ("storage_gb", v)  # "keep 500gb of checkpoints and download 200gb"
-    if _EGRESS_NEAR.search(right[:60]):
-        return ("egress_gb", v)
-    if _STORAGE_NEAR.search(right[:45]) or re.search(r"dataset|data\b", right[:20]):
-        return ("storage_gb", v)
-    if _EGRESS_NEAR.search(left[-30:]):
-        return ("egress_gb", v)
-    if _STORAGE_NEAR.search(left[-30:]):
-        return ("storage_gb", v)
-    if any(0 <= at - e <= 12 and re.fullmatch(r"\s*(?:'s|’s|with|has|having|of|is|ka|ki|کا|کی|والا|والی)?\s*\(?\s*",
-                                              left[len(left) - (at - e):])
-           for _, e in gpu_spans) or re.search(r"\b(?:both|dono|donon|each)\b\W+(?:\w+\W+){0,2}$|دونوں\s+(?:\S+\s+){0,2}$",
-                                               left[-24:]) and gpu_spans:
-        return ("gpu_memory_gb", v)  # "the 5090's 32GB", "T4 (16 GB)", "both are 24GB"
-    if _MEMORY_NEAR.search(right[:25]) or re.search(r"(?:with|of|has|having|got|only|my|a|an|one|single|\()\s*$", left) \
-            or not gpu_spans:
-        return ("gpu_memory_gb", v)
-    return None
-
-
 def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles) -> tuple[str, float]:
     """Tokens of what: the context, a prompt, an output, each example, or the whole dataset."""
     near_r, near_l = right[:25], left[-25:]
@@ -443,6 +405,8 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
                           r"avg|average|averag\w+|on average|apiece|har|ہر|اوسط\w*)\W+(?:\w+\W+){0,4}$", left[-40:]) or \
         re.match(r"\s*[- ]?(?:tokens?|toks?|ٹوکنز|ٹوکن)\s*(?:each|per|apiece|har|ہر|فی|fi)\b", right)
     each = each_word or (_APPROX.search(left[-12:]) and "examples" in r.values) or _TOKENS_EACH.search(left[-22:])
+    if re.match(r"\s*[- ]?(?:tokens?|toks?)\s*(?:/|per|a|each|every)\s*(?:day|month|week|hour)", right):
+        return None  # "2M tokens/day" to generate: a rate no tool takes yet, reported as not used
     if n.value >= 2_000_000 and not each_word:
         return ("dataset_tokens", n.value)  # "on 500M tokens": no prompt or context is that long
     cues = [(m.end(), role) for pat, role in ((_CONTEXT_NEAR, "context_tokens"), (_PROMPT_NEAR, "prompt_tokens"),

@@ -21,7 +21,7 @@ from typing import Any
 from knowledge.catalog import is_image_pipeline
 from knowledge.language import detect_language
 from knowledge.lexicon import lexicon, pattern_map, patterns
-from assistant.engine.names import find_concepts, find_gpus, find_instances, find_models, find_providers
+from assistant.engine.names import find_concepts, find_gpus, find_instances, find_models, find_providers, named_model
 from assistant.engine.cards import elided_variants, one_per_card, variant_by_memory
 from assistant.engine.numbers import find_numbers
 from assistant.engine.quantities import assign_roles, counts_per_card
@@ -79,7 +79,7 @@ def _understand_cached(raw: str) -> Query:
         q.answer_lang = "en"
     models, unknown_model = find_models(t)
     if not models and not unknown_model:
-        unknown_model = _named_model(raw, t)
+        unknown_model = named_model(raw, t)
     model = _main_model(t, models)
     pivot = _pivot(t)
     q.other_models = _unique([m.value for m in models if m.value != (model.value if model else None)])
@@ -134,54 +134,6 @@ def _understand_cached(raw: str) -> Query:
     if q.intents == ["out_of_scope"] and not q.model:
         q.model_unknown = None  # "You are now DebugBot": a name in an off-topic message is not a model to ask about
     return q
-
-
-_NAME_FORMS = (  # where a product-like name the catalog lacks is written, most explicit first
-    r"[\"“'‘]([A-Z][\w.]*(?:[ -][A-Z0-9][\w.]*)*)[\"”'’]\s+(?:model|llm)\b",  # the new "Nebulon-X Pro" model
-    r"(?:\b(?:for|run|serve|of|does|deploy|with|model|called|named|use|host|can|is|will|about|q?lora|fine-?tune|train|tune)\s+)"
-    r"((?:[A-Z][A-Za-z0-9]+)(?:[-_ ][A-Z0-9][A-Za-z0-9]*)+|[A-Z][a-z]+[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)",
-    r"(?:^|[\s،,])((?:[A-Z][A-Za-z0-9]+)(?: [A-Z0-9][A-Za-z0-9]*)+)\s+(?:کو|کی|کا|ko|ki|ka)\b",
-    r"(?:^|\s)([A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*|[A-Z][A-Za-z0-9]+(?:-[A-Z0-9][A-Za-z0-9]*)+)(?=[\s?.,!]|$)",
-)
-
-
-def _named_model(raw: str, t: str) -> Any:
-    """A product-like name the catalog lacks, seen by its capitals as written ("DeepThink-Omega",
-    "Mistral Colossus", "Nebulon-X Pro" in quotes): the first written form that is not a GPU, a
-    provider, a tool, a format or a short word in capitals."""
-    from assistant.engine.names import Span
-
-    for form in _NAME_FORMS:
-        for m in re.finditer(form, raw):
-            if _is_model_like(m.group(1)):
-                low = m.group(1).lower()
-                i = t.find(low)
-                return Span(max(i, 0), max(i, 0) + len(low), m.group(1), m.group(1))
-    return None
-
-
-@lru_cache(maxsize=1)
-def _not_model_names() -> frozenset[str]:
-    """Tools, platforms and brands people write in capitals (lexicon `not_model_names`)."""
-    return frozenset(w for lx in lexicon().values() for w in lx.get("not_model_names", []))
-
-
-def _is_model_like(name: str) -> bool:
-    from knowledge.catalog import gpu_name_key, gpu_names, load_providers
-
-    exact, families = gpu_names()
-    key = gpu_name_key(name)
-    if key in exact or key in families or name.lower().replace("-", "") in {p.replace("-", "") for p in load_providers()} or \
-            name.lower() in _not_model_names():
-        return False
-    if re.fullmatch(r"(?:[A-Z][a-z]+ )?(?:GPU|GPUs|RTX|GTX|AWS|GCP|Azure|Lambda|RunPod|Vast|NVIDIA|AMD)\b.*", name):
-        return False
-    if re.search(r"\b(?:gpus?|node|hours?|hr|instance|vm|cards?|per)\b", name.lower()):
-        return False  # "Per-GPU", "H100-node": hardware words, not a model
-    if len(name) < 5 and not re.search(r"[\d-]", name):
-        return False  # "SaaS", "MVP": short words in capitals are not model names
-    first = re.split(r"[\s-]+", name)[0].lower()
-    return not any(find_concepts(f" {first} ", key) for key in ("precision", "method", "engine", "optimizer"))
 
 
 def _from_instances(q: Query, instances: list) -> None:
@@ -328,6 +280,8 @@ def _read_words(t: str, q: Query) -> None:
     if q.engine == "llama.cpp" and q.precision is None and "gguf" in t:
         q.precision = None
     q.method = _method(t)
+    if q.method == "lora" and q.precision in ("nf4", "int4", "fp4"):
+        q.method = "qlora"  # "lora ... 4bit nf4": LoRA on a 4-bit base is QLoRA
     q.lora_targets = _first_positive(t, "lora_targets")
     _spot(t, q)
     gc = patterns("grad_checkpointing_on")
@@ -339,6 +293,7 @@ def _read_words(t: str, q: Query) -> None:
                          and not any(c.start() <= s.end and s.start <= c.end() for c in codes)] +
                         [m.group() for m in codes] +
                         (["us"] if re.search(r"\b(?:US|USA|U\.S\.)\b", q.text) else []))  # the capital US, not "us"
+    q.regions = [r for r in q.regions if not any(o != r and o.startswith(r + "-") for o in q.regions)]  # "us-east"
     q.billing = bool(patterns("billing_cues").search(t))
     if q.concurrent_users is None:
         for lx in lexicon().values():
