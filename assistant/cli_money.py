@@ -168,6 +168,8 @@ def _add_cost(sub: Any) -> None:
     p.add_argument("--batch", type=integer, help="serving: concurrent sequences")
     p.add_argument("--prompt-tokens", type=integer)
     p.add_argument("--output-tokens", type=integer)
+    p.add_argument("--tokens-per-day", type=positive_float, help="serving: tokens the endpoint must write a day; "
+                   "says the busy hours, the copies needed and the month's cost at that volume")
     p.add_argument("--interruptions-per-hour", type=positive_float, help="spot: expected interruptions per hour (default 0.05)")
     p.add_argument("--checkpoint-every-min", type=positive_float, help="spot: minutes between checkpoints (default 30)")
     p.add_argument("--restart-min", type=positive_float, help="spot: minutes to resume after an interruption (default 10)")
@@ -191,7 +193,8 @@ def _run_cost(args: argparse.Namespace) -> int:
                  tokens_per_example=args.tokens_per_example, epochs=args.epochs, serve=args.serve, engine=args.engine,
                  precision=args.precision, batch=args.batch, prompt_tokens=args.prompt_tokens,
                  output_tokens=args.output_tokens, storage_gb=args.storage_gb, months=args.months,
-                 egress_gb=args.egress_gb, interruptions_per_hour=args.interruptions_per_hour,
+                 egress_gb=args.egress_gb, tokens_per_day=args.tokens_per_day,
+                 interruptions_per_hour=args.interruptions_per_hour,
                  checkpoint_every_h=None if args.checkpoint_every_min is None else args.checkpoint_every_min / 60,
                  restart_h=None if args.restart_min is None else args.restart_min / 60, **image_kwargs(args))
     if args.json:
@@ -212,6 +215,15 @@ def _run_cost(args: argparse.Namespace) -> int:
             print(f"  {usd(s['usd_per_million_tokens'])} per million generated tokens; always on: {usd(s['monthly_usd'])} a month")
         if s.get("spot_usd_per_million_tokens") is not None:
             print(f"  on spot: {usd(s['spot_usd_per_million_tokens'])} per million tokens (not advisable for an endpoint)")
+        v = s.get("volume")
+        if v:
+            print(f"  {v['tokens_per_day']:,.0f} tokens a day: one copy is busy {v['busy_hours_per_day']:.2f} h a day; "
+                  f"{v['copies_needed']} cop{'y keeps' if v['copies_needed'] == 1 else 'ies keep'} up running all day "
+                  f"(at batch {s.get('batch')})")
+            if v.get("usd_per_month_busy_hours") is not None:
+                print(f"  paying only the busy hours: {usd(v['usd_per_month_busy_hours'])} a month; always on: "
+                      f"{usd(v['usd_per_month_always_on'])} a month = {usd(v['usd_per_million_own_tokens_always_on'])}"
+                      " per million of these tokens")
     else:
         print(f"Runtime {d['runtime_hours']:,.3f} h (estimate)" if "training" in d else f"Runtime {d['runtime_hours']:,.3f} h")
         if "billing" in d:

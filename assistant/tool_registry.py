@@ -108,6 +108,7 @@ class CostArgs(ImageShape, ModelRef):
     tokens_per_example: int | None = None
     epochs: Num = None
     serve: bool = Field(False, description="cost of an always-on endpoint instead of a job")
+    tokens_per_day: Num = Field(None, gt=0, description="serving: tokens the endpoint must write a day (volume)")
     batch: int | None = None
     precision: str | None = None
     interruptions_per_hour: Num = None

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 from tools.errors import InvalidCombination
 from tools.schemas import GpuOffer, GpuSpec, ModelArch, VramRequest
 from tools.throughput import EngineProfile, SpeedRequest, estimate_speed, max_batch_for_memory
+from tools.volume import serving_volume
 from tools.vram import estimate_vram
 
 HOURS_PER_MONTH = 730.0  # 8,760 hours a year / 12, the convention cloud price pages use
@@ -346,6 +347,7 @@ class CostInputs(BaseModel):
     months: float = Field(1.0, ge=0)
     egress_gb: float | None = Field(None, ge=0)
     spot: SpotAssumptions = SpotAssumptions()
+    tokens_per_day: float | None = Field(None, gt=0, le=1e15, description="a serving volume to check (tools.volume)")
     gpu_note: str = ""
     estimator_assumptions: list[str] = Field([], description="the speed or training estimator's own notes")
 
@@ -361,6 +363,9 @@ def _serving_part(inp: CostInputs, econ: ServingEconomics) -> tuple[dict[str, An
     spot = inp.spot_offer.spot_price_usd_per_hour if inp.spot_offer else None
     if spot:
         out["spot_usd_per_million_tokens"] = _usd_per_m(spot, at.aggregate_tokens_per_s)
+    if inp.tokens_per_day and at.aggregate_tokens_per_s > 0:
+        out["volume"] = serving_volume(inp.tokens_per_day, at.aggregate_tokens_per_s, inp.price_usd_per_hour,
+                                       HOURS_PER_MONTH).model_dump()
     found = [Finding(code="serving_always_on", params={"hours_per_month": HOURS_PER_MONTH, "batch": at.batch,
                                                        "basis": at.basis}),
              Finding(code="serving_spot_not_advisable", params={"spot_notice_s": inp.rates.spot_notice_s}),

@@ -281,6 +281,8 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
         add("speed")  # output lengths matter only to the time it takes to write them
     if q.min_tokens_per_s and q.has_model and intents[0] not in ("guide", "out_of_scope", "help"):
         add("speed")  # a per-user speed target is checked with the speed tool
+    if q.tokens_per_day and q.has_model and intents[0] not in ("guide", "out_of_scope", "help"):
+        add("cost")  # "2M tokens a day": the hours it keeps a GPU busy and what a month of it costs
     if re.search(r"\bper (?:1m |million |mil |1k |thousand )?tok(?:en)?s?\b", t) and q.has_model and q.gpus and not training \
             and intents[0] not in ("guide", "out_of_scope", "help"):
         add("speed")  # a price per token is the hourly price over the tokens an hour writes

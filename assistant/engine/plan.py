@@ -222,7 +222,8 @@ def _cost_calls(q: Query) -> list[Call]:
             if is_training(q):
                 a |= data_args(q) | {"method": train_method(q)}
             else:
-                a |= {"serve": True, "batch": q.concurrent_users or q.batch, "precision": q.precision}
+                a |= {"serve": True, "batch": q.concurrent_users or q.batch, "precision": q.precision,
+                      "tokens_per_day": q.tokens_per_day}
                 if q.duration_hours:
                     a["hours"] = q.duration_hours
             a |= {"storage_gb": q.storage_gb, "egress_gb": q.egress_gb}

@@ -387,6 +387,19 @@ def _named_before(v: float, right: str, left: str) -> tuple[str, float] | None:
     return None
 
 
+_PER_DAY = {"day": 1.0, "daily": 1.0, "روزانہ": 1.0, "دن": 1.0, "roz": 1.0, "rozana": 1.0, "week": 1 / 7,
+            "month": 24 / 730, "monthly": 24 / 730, "ماہانہ": 24 / 730, "مہینے": 24 / 730, "hour": 24.0}
+
+
+def _token_rate(right: str, left: str) -> float | None:
+    """Tokens a day per token written with a period: "2M tokens/day", "5M tokens a month", "روزانہ 50 لاکھ ٹوکن"."""
+    unit = r"\s*[- ]?(?:tokens?|toks?|ٹوکنز|ٹوکن)"
+    m = re.match(unit + r"\s*(?:/|per|a|an|each|every|فی)?\s*(day|daily|month|monthly|week|hour|روزانہ|ماہانہ|مہینے|دن)\b",
+                 right) or (re.match(unit, right) and re.search(r"(daily|roz|rozana|روزانہ|ماہانہ|monthly)\W+(?:\w+\W+){0,2}$",
+                                                                 left[-30:]))
+    return _PER_DAY[m.group(1)] if m else None
+
+
 def _ctx(n: Num) -> float:
     """A context written with k is binary ("8k" = 8,192), as model windows are."""
     return n.value / 1000 * 1024 if n.scale == "k" else n.value
@@ -405,8 +418,9 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
                           r"avg|average|averag\w+|on average|apiece|har|ہر|اوسط\w*)\W+(?:\w+\W+){0,4}$", left[-40:]) or \
         re.match(r"\s*[- ]?(?:tokens?|toks?|ٹوکنز|ٹوکن)\s*(?:each|per|apiece|har|ہر|فی|fi)\b", right)
     each = each_word or (_APPROX.search(left[-12:]) and "examples" in r.values) or _TOKENS_EACH.search(left[-22:])
-    if re.match(r"\s*[- ]?(?:tokens?|toks?)\s*(?:/|per|a|each|every)\s*(?:day|month|week|hour)", right):
-        return None  # "2M tokens/day" to generate: a rate no tool takes yet, reported as not used
+    rate = _token_rate(right, left)
+    if rate:  # "2M tokens/day", "روزانہ 50 لاکھ ٹوکن": a serving volume, per day
+        return ("tokens_per_day", n.value * rate)
     if n.value >= 2_000_000 and not each_word:
         return ("dataset_tokens", n.value)  # "on 500M tokens": no prompt or context is that long
     cues = [(m.end(), role) for pat, role in ((_CONTEXT_NEAR, "context_tokens"), (_PROMPT_NEAR, "prompt_tokens"),

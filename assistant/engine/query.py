@@ -23,12 +23,12 @@ SolveFor = Literal["max_context", "max_batch", "min_gpu_count", "min_gpu_memory"
 
 # Facts a user states. Everything else in Query is bookkeeping (language, coverage, carried-over fields).
 FACT_FIELDS = (
-    "solve_for", "model", "other_models", "model_unknown", "params_b", "method", "precision", "kv_precision", "optimizer",
-    "training_precision", "gpus", "gpu_unknown", "gpu_count", "gpu_counts", "gpu_memory_gb", "context_tokens", "prompt_tokens",
-    "output_tokens", "batch", "concurrent_users", "examples", "tokens_per_example", "dataset_tokens", "epochs",
-    "budget_usd_per_hour", "budget_usd_total", "deadline_hours", "min_tokens_per_s", "providers", "regions", "spot",
-    "both_pricing", "engine", "lora_rank", "lora_targets", "grad_checkpointing", "storage_gb", "egress_gb",
-    "duration_hours", "images", "resolution", "steps", "billing",
+    "solve_for", "model", "other_models", "model_unknown", "params_b", "method", "precision", "kv_precision",
+    "optimizer", "training_precision", "gpus", "gpu_unknown", "gpu_count", "gpu_counts", "gpu_memory_gb",
+    "context_tokens", "prompt_tokens", "output_tokens", "batch", "concurrent_users", "examples", "tokens_per_example",
+    "dataset_tokens", "epochs", "budget_usd_per_hour", "budget_usd_total", "deadline_hours", "min_tokens_per_s",
+    "tokens_per_day", "providers", "regions", "spot", "both_pricing", "engine", "lora_rank", "lora_targets",
+    "grad_checkpointing", "storage_gb", "egress_gb", "duration_hours", "images", "resolution", "steps", "billing",
 )
 
 
@@ -51,6 +51,7 @@ NUMBER_FACTS: dict[str, tuple[type, str]] = {
     "budget_usd_total": (float, "most the user will pay in all (a job or a month), USD"),
     "deadline_hours": (float, "time the job must finish in, hours"),
     "min_tokens_per_s": (float, "per-user decode speed target, tokens/s"),
+    "tokens_per_day": (float, "tokens an endpoint must write a day (a serving volume)"),
     "lora_rank": (int, "LoRA adapter rank"),
     "storage_gb": (float, "data kept on disk, GB"),
     "egress_gb": (float, "data moved out of the cloud, GB"),

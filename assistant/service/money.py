@@ -111,7 +111,7 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
          serve: bool = False, engine: str | None = None, precision: str | None = None, batch: int | None = None,
          prompt_tokens: int | None = None, output_tokens: int | None = None,
          storage_gb: float | None = None, months: float | None = None, egress_gb: float | None = None,
-         **spot: Any) -> dict[str, Any]:
+         tokens_per_day: float | None = None, **spot: Any) -> dict[str, Any]:
     """What a job (or an always-on endpoint) costs on the cheapest matching offer.
 
     Resolves the offers, the provider's rates and the runtime (given, or from the training-time
@@ -161,6 +161,8 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
             raise InvalidCombination("serving cost needs the model (--model, --config or --params-b)")
         inputs |= _serving_inputs(model, config, params_b, gpu, n, engine, precision, batch, prompt_tokens,
                                   output_tokens, offer, price, spot_offer)
+        if tokens_per_day is not None:
+            inputs["tokens_per_day"] = _finite_nonneg("tokens_per_day", tokens_per_day, 1e15) or None
     elif hrs is None:
         if not has_model:
             raise InvalidCombination("give --hours H, or a model with --method and the data size to estimate them")

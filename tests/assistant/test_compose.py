@@ -617,3 +617,18 @@ def test_a_rejected_number_is_shown_as_written():
                                                      "accepted": "a number of epochs above 0, at most 1000"}}
     s = compose(q(intents=["train_time"], model="gemma-2-9b", epochs=2e6), [("training_time", {}, err)])
     assert "2,000,000" in render_text(s) and "2000000.0" not in render_text(s)
+
+
+def test_a_daily_volume_is_answered_with_busy_hours_and_both_monthly_costs():
+    sv = {"usd_per_million_tokens": 0.15, "usd_per_million_tokens_batch_1": 7.49, "monthly_usd": 941.7, "batch": 153,
+          "basis": "throughput_optimal", "aggregate_tokens_per_s": 2393.0,
+          "volume": {"tokens_per_day": 2e6, "busy_hours_per_day": 0.232, "copies_needed": 1, "days_per_month": 30.42,
+                     "tokens_per_month": 60.8e6, "usd_per_month_busy_hours": 9.11, "usd_per_month_always_on": 941.7,
+                     "usd_per_million_own_tokens_always_on": 15.48}}
+    r = {"serving": sv, "offer": {"provider": "hyperbolic", "instance_type": "1x-H100", "price_usd_per_hour": 1.29},
+         "gpu": "H100 SXM", "model": {"name": "Llama 3.1 70B"}, "findings": []}
+    s = compose(q(intents=["cost"], model="llama-3.1-70b", gpus=["H100"], tokens_per_day=2e6),
+                [("cost_estimator", {"gpu": "H100", "serve": True}, r)])
+    text = render_text(s)
+    assert "2,000,000 tokens a day keep one copy busy about 0.23 h a day at batch 153" in text
+    assert "$9.11 a month" in text and "$942 a month" in text and "$15.5 per million tokens" in text

@@ -298,6 +298,21 @@ def cost_part(q: Query, done: Done, s: Sections) -> None:
     set_verdict(s, "info")
 
 
+def _volume(sv: dict[str, Any]) -> list[Finding]:
+    """"2M tokens a day": the hours one copy is busy, the copies that keep up, the month paid by the hour or always on."""
+    v = sv.get("volume")
+    if not v:
+        return []
+    out = [Finding(code="cost.volume", params={
+        "tokens": q_(v["tokens_per_day"], "tokens"), "hours": q_(v["busy_hours_per_day"], "h"),
+        "batch": sv.get("batch"), "copies": v["copies_needed"]})]
+    if v.get("usd_per_month_busy_hours") is not None:
+        out.append(Finding(code="cost.volume_month", params={
+            "busy": q_(v["usd_per_month_busy_hours"], "usd_month"), "always": q_(v["usd_per_month_always_on"], "usd_month"),
+            "per_m": q_(v["usd_per_million_own_tokens_always_on"], "usd_mtok")}))
+    return out
+
+
 def _cost_headline(q: Query, a: dict[str, Any], r: dict[str, Any]) -> list[Finding]:
     o = r.get("offer") or {}
     gpu = _offer_gpu(r, a)
@@ -310,7 +325,7 @@ def _cost_headline(q: Query, a: dict[str, Any], r: dict[str, Any]) -> list[Findi
                                                    "usd_mtok"), "batch": sv.get("batch"),
             "basis": {"code": f"term.basis_{sv.get('basis', 'throughput_optimal')}"},
             "mtok1": q_(sv.get("usd_per_million_tokens_batch_1"), "usd_mtok"),
-            "monthly": q_(sv.get("monthly_usd"), "usd_month")})]
+            "monthly": q_(sv.get("monthly_usd"), "usd_month")})] + _volume(sv)
     out = []
     b = r.get("billing") or {}
     run = q_(r.get("runtime_hours"), "h")
