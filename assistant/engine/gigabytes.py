@@ -17,10 +17,12 @@ _STORAGE_NEAR = re.compile(r"storage|disk|ssd|nvme|volume|store|checkpoints?\b|p
 
 def memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans, at: int) -> tuple[str, float] | None:
     right = re.split(r"\d", right, maxsplit=1)[0]  # "2TB of checkpoints ... and ~500GB egress": each amount its own words
+    if re.match(r"\s*(?:gb|gib|gigs?|g)?\s*(?:of\s+)?(?:system\s+|host\s+|cpu\s+|ddr\d?\s+)?(?:ram|ریم)\b", right):
+        return ("host_ram_gb", v)  # "64gb ram but the gpu only has 8gb": the computer's memory, not the card's
     if re.match(r"\s*(?:gb|gib|gigs?|g)?\s*(?:of vram\s*)?(?:should|would|will|is|be|would be|ho|hai)?\s*(?:be\s+)?"
                 r"(?:enough|sufficient|suffice|kafi|kaafi|کافی)\b", right):
         return ("gpu_memory_gb", v)  # "32gb should be enough right?": the card's memory
-    if re.match(r"\s*(?:gb|gib|gigs?|g)?\s*(?:card|gpu|vram|graphics|کارڈ|جی پی یو)", right) or \
+    if re.match(r"\s*(?:gb|gib|gigs?|g)?\s*(?:wala|wali|waala|والا|والی)?\s*(?:card|gpu|vram|graphics|کارڈ|جی پی یو)", right) or \
             re.search(r"\bfits? (?:in|on|into|within)\s*$", left):
         return ("gpu_memory_gb", v)  # "a 24gb card with grad checkpointing off"
     # the words after the amount first ("2 TB storage", "500 GB of checkpoints ... to pull down"), then before it
@@ -42,7 +44,7 @@ def memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans, at:
         return ("egress_gb", v)
     if _STORAGE_NEAR.search(left[-30:]):
         return ("storage_gb", v)
-    if any(0 <= at - e <= 12 and re.fullmatch(r"\s*(?:'s|’s|with|has|having|of|is|ka|ki|کا|کی|والا|والی)?\s*\(?\s*",
+    if any(0 <= at - e <= 12 and re.fullmatch(r"\s*(?:'s|’s|with|has|having|of|is|ka|ki|کا|کی|والا|والی|ہے جس میں|jis mein|which has)?\s*\(?\s*",
                                               left[len(left) - (at - e):])
            for _, e in gpu_spans) or re.search(r"\b(?:both|dono|donon|each)\b\W+(?:\w+\W+){0,2}$|دونوں\s+(?:\S+\s+){0,2}$",
                                                left[-24:]) and gpu_spans:

@@ -128,7 +128,8 @@ def _solve_intents(e: _Evidence) -> None:
 def _measure_intents(e: _Evidence) -> None:
     """Recommend, speed, time, cost and prices from their cue words and the facts they need."""
     q, cues = e.q, e.cues
-    if "recommend" in cues and not e.has_model and not q.facts() and "guide" not in cues and patterns("domain").search(e.t):
+    if "recommend" in cues and not e.has_model and not q.facts() and patterns("domain").search(e.t) and \
+            ("guide" not in cues or re.search(r"\b(?:what|which) (?:gpu|card)\b", e.t)):
         e.add("recommend")  # "which GPU should I rent for my project?": asked back for the model
     if "recommend" in cues and (e.has_model or e.image or e.training or e.comparing or q.gpus or q.egress_gb or q.storage_gb):
         # "which providers offer H100s, and the rate?", "which provider should I pick for H100s?"
@@ -193,7 +194,8 @@ def _compare_and_guide(e: _Evidence) -> None:
     why = _hint("why", t)
     asks_amount = _hint("quantity", t) and _hint("need", t) and cues & {"fit", "speed", "train_time", "cost"}
     # "how much VRAM do I need to fine-tune?" asks for a number (and the model); "how much does checkpointing save?" does not
-    if "guide" in cues and not q.model and not asks_amount and (patterns("domain").search(t) or q.gpus) and \
+    which_gpu = "recommend" in e.intents and re.search(r"\b(?:what|which) (?:gpu|card)\b", t)  # asked back for the model
+    if "guide" in cues and not q.model and not asks_amount and not which_gpu and (patterns("domain").search(t) or q.gpus) and \
             (not q.has_gpu and (not numbers or not (q.has_model or q.gpu_memory_gb or q.storage_gb or q.egress_gb or q.billing)
                                 and not cues & {"fit", "speed", "train_time", "cost", "recommend"})
              or why and not numbers):  # nothing to compute with: the guide answers
@@ -281,6 +283,8 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
         add("speed")  # output lengths matter only to the time it takes to write them
     if q.min_tokens_per_s and q.has_model and intents[0] not in ("guide", "out_of_scope", "help"):
         add("speed")  # a per-user speed target is checked with the speed tool
+    if q.host_ram_gb and intents[0] not in ("out_of_scope", "help"):
+        add("guide")  # "my laptop has 16GB RAM": the computer's memory is not the GPU's; the guide says what it does
     if q.tokens_per_day and q.has_model and intents[0] not in ("guide", "out_of_scope", "help"):
         add("cost")  # "2M tokens a day": the hours it keeps a GPU busy and what a month of it costs
     if re.search(r"\bper (?:1m |million |mil |1k |thousand )?tok(?:en)?s?\b", t) and q.has_model and q.gpus and not training \

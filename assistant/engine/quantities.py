@@ -187,6 +187,8 @@ def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
 
     if _starts(_unit("tps"), right):
         return ("min_tokens_per_s", v)
+    if re.match(r"\s*(?:rs\.?|rupees?|pkr|inr|روپے|روپیہ|روپیے|euros?|eur|€|£|gbp)(?:\W|$)", right) or re.search(r"(?:(?<![a-z])(?:rs\.?|pkr|inr)|€|£)\s*$", left):
+        return ("_other_currency", v)  # no exchange rate in the data: reported, never converted
     if re.match(r"\s*(?:gb|gib|gigs?|gigabytes?|g\b|جی بی)", right):
         return memory_role(v, right, left, has_model, gpu_spans, n.start)
     if re.match(r"\s*(?:tb|tib|terabytes?|ٹی بی|ٹیرا ?بائٹ)", right):
@@ -323,6 +325,8 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
     if re.match(r"\s*of (?:them|those|these|the gpus|the cards)\b", right):
         if _unit("examples").search(left[-60:]) or re.search(r"chats?|tickets|emails|texts|transcripts", left[-60:]):
             return ("examples", v)  # "eighty thousand of them" after "chats"
+        if _AT_ONCE_BEFORE.search(right[:60] + " ") or re.search(r"at (?:the same time|once)|hitting|using|concurrent", right[:60]):
+            return ("concurrent_users", v)  # "60 of them hitting one server at the same time"
         return ("gpu_count", v)  # "on 4 of them": the GPUs talked about
     if 0 < v <= 64 and v == int(v) and re.match(r"\s*(?:hi |hee |ہی )?(?:kafi|kaafi|کافی|enough)\b", right) and \
             not re.search(r"(?:gb|vram|memory|میموری)\W*$", left):
@@ -418,6 +422,8 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
                           r"avg|average|averag\w+|on average|apiece|har|ہر|اوسط\w*)\W+(?:\w+\W+){0,4}$", left[-40:]) or \
         re.match(r"\s*[- ]?(?:tokens?|toks?|ٹوکنز|ٹوکن)\s*(?:each|per|apiece|har|ہر|فی|fi)\b", right)
     each = each_word or (_APPROX.search(left[-12:]) and "examples" in r.values) or _TOKENS_EACH.search(left[-22:])
+    if re.match(r"\s*[- ]?(?:tokens?|toks?)\s+(?:at once|in one go|in one prompt|in a single prompt|ek saath|ایک ساتھ)", right):
+        return ("context_tokens", _ctx(n))  # "feed it 10 million tokens at once": one context (checked against the window)
     rate = _token_rate(right, left)
     if rate:  # "2M tokens/day", "روزانہ 50 لاکھ ٹوکن": a serving volume, per day
         return ("tokens_per_day", n.value * rate)

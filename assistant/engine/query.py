@@ -24,7 +24,7 @@ SolveFor = Literal["max_context", "max_batch", "min_gpu_count", "min_gpu_memory"
 # Facts a user states. Everything else in Query is bookkeeping (language, coverage, carried-over fields).
 FACT_FIELDS = (
     "solve_for", "model", "other_models", "model_unknown", "params_b", "method", "precision", "kv_precision",
-    "optimizer", "training_precision", "gpus", "gpu_unknown", "gpu_count", "gpu_counts", "gpu_memory_gb",
+    "optimizer", "training_precision", "gpus", "gpu_unknown", "gpu_count", "gpu_counts", "gpu_memory_gb", "host_ram_gb",
     "context_tokens", "prompt_tokens", "output_tokens", "batch", "concurrent_users", "examples", "tokens_per_example",
     "dataset_tokens", "epochs", "budget_usd_per_hour", "budget_usd_total", "deadline_hours", "min_tokens_per_s",
     "tokens_per_day", "providers", "regions", "spot", "both_pricing", "engine", "lora_rank", "lora_targets",
@@ -38,6 +38,7 @@ NUMBER_FACTS: dict[str, tuple[type, str]] = {
     "params_b": (float, "model size in billions of parameters when only a size is given"),
     "gpu_count": (int, "GPUs per instance/job"),
     "gpu_memory_gb": (float, "a memory size given instead of a GPU model ('a 24 GB card'), GB"),
+    "host_ram_gb": (float, "the computer's system RAM (not GPU memory), GB"),
     "context_tokens": (int, "tokens per sequence (prompt + output, or a training sequence)"),
     "prompt_tokens": (int, "input tokens per request"),
     "output_tokens": (int, "generated tokens per request"),

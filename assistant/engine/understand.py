@@ -238,7 +238,7 @@ def _read_numbers(t: str, q: Query, name_spans: list[tuple[int, int]], gpu_spans
     q.alternatives = {k: v for k, v in roles.second.items() if not k.startswith("_")}
     q.number_uses = {n.text: roles.role_of[i] for i, n in enumerate(nums) if i in roles.role_of}
     q.not_used = [n.text for i, n in enumerate(nums) if i not in roles.used and not n.is_word
-                  and not _ordinal_or_version(t, n)]
+                  and not _ordinal_or_version(t, n) or roles.role_of.get(i) == "_other_currency"]
     for k, v in q.alternatives.items():  # "4k vs 32k context": 32k is weighed beside 4k, not dropped
         i = next((i for i, n in enumerate(nums) if i not in roles.used and n.value in (v, v / 1024 * 1000)), None)
         if i is not None:

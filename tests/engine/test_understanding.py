@@ -658,3 +658,36 @@ def test_a_concept_thread_that_then_names_a_model_and_card_computes():
 def test_a_token_volume_with_a_period_is_tokens_a_day(text, per_day):
     q = understand(text)
     assert q.tokens_per_day == pytest.approx(per_day) and q.dataset_tokens is None and "cost" in q.intents
+
+
+@pytest.mark.parametrize("text, facts", [
+    ("my pc has 64gb ram but the gpu only has 8gb. can i still run mixtral 8x7b?", {"host_ram_gb": 64, "gpu_memory_gb": 8}),
+    ("میرے لیپ ٹاپ میں 8GB RAM ہے، کیا اس پر Llama 3 8B چل جائے گا؟", {"host_ram_gb": 8, "gpu_memory_gb": None}),
+    ("bhai mere pc mein 4gb wala graphics card hai, koi model chal jaye ga?", {"gpu_memory_gb": 4}),
+    ("میرے پاس RTX 3060 ہے جس میں 12GB ہے۔ کیا اس پر Flux چل سکتا ہے؟", {"gpu_memory_gb": 12}),
+    ("LoRA on llama 3.2 1b with ~30k urdu sentences", {"examples": 30000}),
+    ("20 participants, each does a QLoRA on Phi-3 mini, about 20 GPU-hours total", {"duration_hours": 20}),
+    ("Llama 3.1 8B — 60 of them hitting one server at the same time. Is one H100 enough?", {"concurrent_users": 60}),
+    ("max context for llama 3.1 8b on a single 4090? I want to feed it 10 million tokens at once",
+     {"context_tokens": 10_000_000, "dataset_tokens": None}),
+    ("کون سا GPU کرائے پر لیں کہ 30 طلبہ ایک ساتھ کوئی 7B ماڈل استعمال کر سکیں؟", {"concurrent_users": 30}),
+])
+def test_batch24_classes(text, facts):
+    _check_facts(text, facts)
+
+
+def test_a_budget_in_another_currency_is_reported_not_converted():
+    q = understand("ہماری لیب کے پاس پورے سمسٹر کے لیے دو لاکھ روپے ہیں۔ کون سا GPU کرائے پر لیں؟")
+    assert q.budget_usd_total is None and "دو لاکھ" in q.not_used
+    q = understand("need a lora on mistral 7b done in <6 hrs. 100k examples x 256 tok")
+    assert q.examples == 100_000  # "hrs." is not rupees
+
+
+@pytest.mark.parametrize("text, intents", [
+    ("whats the best gaming gpu for cyberpunk at 1440p", ["out_of_scope"]),
+    ("What's QLoRA and why does everyone say it lets you finetune big models on one gaming card?", ["guide"]),
+    ("hi im totally new to this, what gpu do i need for AI stuff", ["recommend", "guide"]),
+    ("کوانٹائزیشن کیا ہوتی ہے؟ آسان الفاظ میں سمجھا دیں", ["guide"]),
+])
+def test_batch24_intents(text, intents):
+    assert understand(text).intents == intents
