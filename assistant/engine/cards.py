@@ -21,10 +21,14 @@ def variant_by_memory(t: str, g: Any) -> Any:
         return g
     m = re.match(r"\s*\(?(\d{1,3})\s?(?:gb|gib|g\b)", t[g.end:g.end + 12]) or \
         re.search(r"(\d{1,3})\s?(?:gb|gib)\s*(?:wala|wali|والا|والی|version|variant)?\s*$", t[max(0, g.start - 16):g.start])
+    bare = None if m else re.match(r"\s*(\d{2,3})(?=\s*(?:$|[,.;:?!)/]|(?:vs|or|and|spot|on-demand|on|for|in|at|with|"
+                                   r"pcie|sxm|instances?|nodes?)\b))", t[g.end:g.end + 20])  # "A100 40 vs L40S"
+    m = m or bare
     if not m:
         return g
     fits = [x for x in members if x.memory_gib and abs(x.memory_gib - float(m.group(1))) < 1]
-    return Span(g.start, g.end, f"{fits[0].family} {m.group(1)}GB", g.text) if fits else g
+    end = g.end + m.end() if bare else g.end  # the bare size is part of the name, not a quantity
+    return Span(g.start, end, f"{fits[0].family} {m.group(1)}GB", g.text) if fits else g
 
 
 def elided_variants(t: str, gpus: list) -> list:
@@ -42,6 +46,11 @@ def elided_variants(t: str, gpus: list) -> list:
                  if form and form.group(1).rstrip("0123456789") in x.name.lower() and x.name != g.value]
         if other:  # "H100 SXM vs PCIe": the same family in the other form
             out.append(Span(g.end + form.start(1), g.end + form.end(), other[0].name, form.group(0)))
+        the = re.search(r"^\W*(?:\w+\W+){0,16}?(?:vs\.?|versus|or|ya)\b[^.?!]{0,25}?\bthe (\d{2,3})(?:\s?gb)?\b",
+                        t[g.end:g.end + 80])  # "an A100 40GB ... or do i need the 80"
+        if the and not m and any(x.memory_gib and abs(x.memory_gib - float(the.group(1))) < 1 for x in members) and \
+                f"{family} {the.group(1)}GB" != g.value:
+            out.append(Span(g.end + the.start(1), g.end + the.end(), f"{family} {the.group(1)}GB", the.group(0)))
     return out
 
 

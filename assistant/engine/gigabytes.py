@@ -22,6 +22,8 @@ def memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans, at:
     if re.match(r"\s*(?:gb|gib|gigs?|g)?\s*(?:of vram\s*)?(?:should|would|will|is|be|would be|ho|hai)?\s*(?:be\s+)?"
                 r"(?:enough|sufficient|suffice|kafi|kaafi|کافی)\b", right):
         return ("gpu_memory_gb", v)  # "32gb should be enough right?": the card's memory
+    if re.search(r"(?:card|gpu|کارڈ|جی پی یو)\s*(?:کی|ki|ka|کا|of|has|with)\s*$", left):
+        return ("gpu_memory_gb", v)  # "ایک card کی 192GB میں": the card's memory
     if re.match(r"\s*(?:gb|gib|gigs?|g)?\s*(?:wala|wali|waala|والا|والی)?\s*(?:card|gpu|vram|graphics|کارڈ|جی پی یو)", right) or \
             re.search(r"\bfits? (?:in|on|into|within)\s*$", left):
         return ("gpu_memory_gb", v)  # "a 24gb card with grad checkpointing off"
@@ -44,7 +46,7 @@ def memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans, at:
         return ("egress_gb", v)
     if _STORAGE_NEAR.search(left[-30:]):
         return ("storage_gb", v)
-    if any(0 <= at - e <= 12 and re.fullmatch(r"\s*(?:'s|’s|with|has|having|of|is|ka|ki|کا|کی|والا|والی|ہے جس میں|jis mein|which has)?\s*\(?\s*",
+    if any(0 <= at - e <= 12 and re.fullmatch(r"\s*(?:'s|’s|with|has|having|of|is|ka|ki|کا|کی|والا|والی|ہے جس میں|jis mein|which has|ہے|hai)?\s*[(،,]?\s*",
                                               left[len(left) - (at - e):])
            for _, e in gpu_spans) or re.search(r"\b(?:both|dono|donon|each)\b\W+(?:\w+\W+){0,2}$|دونوں\s+(?:\S+\s+){0,2}$",
                                                left[-24:]) and gpu_spans:

@@ -167,6 +167,8 @@ def merge(prev: Query, new: Query) -> Query:
     if new.gpus or new.gpu_memory_gb or new.gpu_unknown or to_cloud:
         for k in ("gpus", "gpu_memory_gb", "gpu_unknown", "gpu_counts"):
             data[k] = getattr(new, k)
+        if new.gpu_memory_gb and not (new.gpus or new.gpu_unknown) and prev.gpu_unknown and not prev.gpus:
+            data["gpu_unknown"] = prev.gpu_unknown  # "the listing says 96GB": the memory of the card asked about
         carried = [k for k in carried if k not in ("gpus", "gpu_memory_gb", "gpu_unknown", "gpu_counts")]
     for k, v in stated.items():
         data[k] = v

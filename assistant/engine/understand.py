@@ -438,6 +438,9 @@ def understand_turn(text: str, prior: Query | None) -> Query:
         merged.providers = _unique(prior.seen_providers + merged.providers)
     merged.seen_gpus = _unique(prior.seen_gpus + merged.gpus)
     merged.seen_providers = _unique(prior.seen_providers + merged.providers)
+    size = re.search(r"(?<![\dx.])(\d+(?:\.\d+)?)\s?b\b", (merged.model_unknown or "").lower())
+    if size and merged.params_b is None and patterns("vouched_model").search(normalise(text)):
+        merged.params_b = float(size.group(1))  # "it's a dense llama-style model": the size its name states
     keep = list(prior.intents)
     if len(q.gpus) == 1 and len(merged.gpus) == 1 and "recommend" in keep and merged.has_model:
         # "which GPU for Gemma 9B?" ... "and on an L4?": that card is weighed, no longer searched for

@@ -691,3 +691,29 @@ def test_a_budget_in_another_currency_is_reported_not_converted():
 ])
 def test_batch24_intents(text, intents):
     assert understand(text).intents == intents
+
+
+@pytest.mark.parametrize("text, gpus", [
+    ("is an A100 40GB enough for qwen2.5-coder 32b at q8_0 gguf or do i need the 80", ["A100 40GB", "A100 80GB"]),
+    ("gemma 3 27b qlora, 3 epochs — A100 40 vs L40S on runpod, time & cost", ["A100 40GB", "L40S"]),
+    ("A100 80 spot on azure for a 6 hr batch job, worth it?", ["A100 80GB"]),
+])
+def test_a_bare_memory_size_after_a_family_names_its_member(text, gpus):
+    q = understand(text)
+    assert q.gpus == gpus and not q.not_used
+
+
+@pytest.mark.parametrize("text, facts", [
+    ("میرے پاس RTX 4090 ہے، 24GB۔ کیا Mistral Small 24B کو q4_k_m میں چلا سکتا ہوں؟", {"gpu_memory_gb": 24}),
+    ("Llama 3.1 70B کو fp16 میں ایک card کی 192GB میں fit کر سکتے ہیں؟", {"gpu_memory_gb": 192}),
+    ("Falak-13B-Urdu ماڈل کو inference کے لیے کتنی VRAM چاہیے؟ fp16 میں", {"params_b": 13}),
+])
+def test_batch25_classes(text, facts):
+    _check_facts(text, facts)
+
+
+def test_follow_ups_that_vouch_for_a_model_or_give_a_cards_memory():
+    q = understand_dialogue(["how fast is Orion-LM 34B on an H100?", "it's a dense llama-style model, bf16"])
+    assert q.model_unknown == "Orion-LM 34B" and q.params_b == 34 and "speed" in q.intents
+    q = understand_dialogue(["thinking of renting a 'Tesla Z100' box for llama 70b", "the listing says 96GB"])
+    assert q.gpu_unknown == ["Tesla Z100"] and q.gpu_memory_gb == 96
