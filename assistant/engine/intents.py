@@ -254,11 +254,15 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
         add("recommend")  # "awq vs gptq, which one do I use?" with nothing to run it on is answered by the guide
     if q.has_model and q.has_gpu and q.method in ("full", "lora", "qlora", "finetune") and intents and "fit" not in intents:
         add("fit")
-    if "compare" in intents and q.has_model and (len(q.gpus) >= 2 or q.other_models) and not training:
+    if "compare" in intents and q.has_model and (len(q.gpus) + len(q.gpu_unknown) >= 2 or q.other_models) and not training:
         for x in ("fit", "speed", "prices"):
             add(x)  # the same rows for each side
     if "cost" in intents and q.has_model and q.gpus and not training:
         add("fit")  # a deployment's bill assumes it runs on the GPU: the fit is checked
+    q.vs_api = q.vs_api or bool(_hint("self_host", t) and _hint("hosted_api", t))
+    if q.vs_api and intents[0] not in ("out_of_scope", "help"):
+        for x in ("cost", "compare"):  # "self-host or keep paying the API?": the self-hosted bill, beside what the API
+            add(x)                     # costs them (no API prices in the data: said so, never invented)
     if "compare" in intents and len(q.gpus) >= 2 and not q.has_model and not training and \
             (q.method == "inference" or re.search(r"\bllms?\b|inference|serv(?:e|ing)|tok", t)):
         add("speed")  # "4090 vs 3090 for inference": the same example model on each card, said so

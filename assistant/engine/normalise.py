@@ -23,6 +23,8 @@ def normalise(text: str) -> str:
     t = re.sub(r"(?<=\d)(?=(?:gb|gib|tb)\b)", " ", t)
     t = re.sub(r"(?<=[a-z0-9])/\s*(?=(?:hr|h|hour|mo|month|gpu)\b)", " /", t)   # "a100/hr" -> "a100 /hr"
     t = re.sub(r"(?<=\d)\+(?=\s|$)", "", t)  # "30+ tok/s"
+    t = re.sub(r"\b(?:a|one) (?:dollar|buck)\b", "$1", t)  # "under a dollar an hour"
+    t = re.sub(r"\b([a-z]{1,3}\d{2,4}[a-z]?)-(hours?|hrs?)\b", r"\1 \2", t)  # "h100-hours" -> "h100 hours"
     return re.sub(r"\s+", " ", t).strip()
 
 

@@ -20,7 +20,7 @@ def second_round(q: Query, done: Done) -> list[Call]:
         forward = _way_forward(q, done)
         if forward:
             return forward
-    relaxed = _relaxed_prices(done) or job_replicas_calls(q, done)
+    relaxed = _relaxed_prices(done) or job_replicas_calls(q, done) or _volume_on_pick(q, done)
     if relaxed:
         return relaxed
     if ("fit" in q.intents or hourly_only(q)) and "price_query" not in names and "recommend_gpus" not in names \
@@ -31,6 +31,20 @@ def second_round(q: Query, done: Done) -> list[Call]:
                  "provider": ",".join(q.providers) or None, "region": q.regions[0] if q.regions else None}
             return [{"name": "price_query", "args": {k: x for k, x in a.items() if x is not None}}]
     return []
+
+
+def _volume_on_pick(q: Query, done: Done) -> list[Call]:
+    """"30M tokens a month, which GPU and what bill": the volume costed on the recommender's first pick."""
+    if not q.tokens_per_day or any(n == "cost_estimator" for n, _, _ in done):
+        return []
+    pick = next((r["options"][0] for n, _, r in done if n == "recommend_gpus" and isinstance(r, dict)
+                 and r.get("options")), None)
+    if not pick or not pick.get("gpu_id"):
+        return []
+    a = model_args(q) | {"gpu": pick["gpu_id"], "gpus": pick.get("gpu_count") or 1, "serve": True,
+                         "precision": pick.get("precision"), "tokens_per_day": q.tokens_per_day,
+                         "provider": (pick.get("offer") or {}).get("provider")}
+    return [{"name": "cost_estimator", "args": {k: v for k, v in a.items() if v is not None}}]
 
 
 _RELAXABLE = ("provider", "region", "max_price_usd_per_gpu_hour", "gpus", "pricing")

@@ -347,7 +347,7 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
             return ("context_tokens", _ctx(n))
     if re.search(r"(?:users?|requests?|concurrency|concurrent)\s*(?:of|=|:)?\s*$", left):
         return ("concurrent_users", v)
-    if v >= 2 and (re.match(r"\s*(?:[a-z]+\s+){1,4}(?:would |will |may |might |could )?(?:use|using|chat\w*|online|"
+    if v >= 2 and (re.match(r"\s*(?:[a-z]+\s+){0,4}(?:would |will |may |might |could )?(?:use|using|chat\w*|online|"
                             r"hitting|query|querying|play\w*)\b.{0,25}(?:at the same time|at once|concurrently|simultaneously)",
                             right) or re.match(r"\s*(?:at the same time|at once|concurrently|simultaneously)\b", right)):
         return ("concurrent_users", v)  # "40 nurses and doctors would use it at the same time"

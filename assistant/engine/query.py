@@ -90,6 +90,7 @@ class _QueryFields(BaseModel):
     lora_targets: str | None = None
     grad_checkpointing: bool | None = None
     billing: bool = Field(False, description="asks about billing granularity")
+    vs_api: bool = Field(False, description="weighs self-hosting against a hosted API (whose prices are not in the data)")
     lang: Literal["en", "ur", "roman-ur"] = Field("en", description="language the question is written in")
     answer_lang: Literal["en", "ur"] = "en"
     followup: bool = Field(False, description="this turn was merged into an earlier Query")

@@ -129,6 +129,9 @@ def _understand_cached(raw: str) -> Query:
     size = re.search(r"(?<![\dx.])(\d+(?:\.\d+)?)\s?b\b", (q.model_unknown or "").lower())
     if size and q.params_b is None and patterns("vouched_model").search(t):
         q.params_b = float(size.group(1))  # "Mehran-13B naam ka ek model hai": the size its name states
+    if re.search(r"\b24\s*/\s*7\b", t):  # "runs 24/7": always on, read by the duration phrases
+        q.not_used = [x for x in q.not_used if x not in ("24", "7")]
+        q.number_uses |= {"24": "always on (24/7)", "7": "always on (24/7)"}
     q.not_used += ignored  # numbers inside instructions to the assistant are reported, never used
     finalize(q)
     if q.intents == ["out_of_scope"] and not q.model:
@@ -214,7 +217,8 @@ _NOT_ROMAN = frozenset({"en", "ur"})  # Roman Urdu number words ("do", "sat", "t
 
 def _read_numbers(t: str, q: Query, name_spans: list[tuple[int, int]], gpu_spans: list[tuple[int, int]]) -> None:
     locales = None if q.lang == "roman-ur" else _NOT_ROMAN
-    nums = [n for n in find_numbers(t, locales) if not any(a <= n.start < b for a, b in name_spans)]
+    nums = [n for n in find_numbers(t, locales) if not any(a <= n.start < b for a, b in name_spans)
+            and not re.match(r"24\s*/\s*7\b", t[n.start:n.start + 6]) and not re.search(r"\b24\s*/\s*$", t[:n.start])]
     image = bool(q.model and is_image_pipeline(q.model))
     roles = assign_roles(t, nums, gpu_spans, bool(q.model or q.model_unknown), image)
     ints = {"gpu_count", "context_tokens", "prompt_tokens", "output_tokens", "batch", "concurrent_users", "examples",

@@ -193,3 +193,12 @@ def test_a_second_value_of_a_setting_gets_its_own_memory_call():
               alternatives={"context_tokens": 32768})
     seqs = [c["args"]["seq_len"] for c in plan(q) if c["name"] == "vram_calculator"]
     assert seqs == [4096, 32768]
+
+
+def test_a_volume_with_no_card_is_costed_on_the_recommenders_pick():
+    from assistant.engine.plan_forward import second_round
+    q = Query(intents=["cost", "recommend"], model="qwen2.5-72b", method="inference", tokens_per_day=1e6)
+    pick = {"gpu_id": "rtx-3090", "gpu_count": 8, "precision": "bf16", "offer": {"provider": "lium"}}
+    (call,) = second_round(q, [("recommend_gpus", {}, {"options": [pick]})])
+    assert call["name"] == "cost_estimator" and call["args"]["tokens_per_day"] == 1e6
+    assert call["args"]["gpu"] == "rtx-3090" and call["args"]["gpus"] == 8 and call["args"]["serve"] is True

@@ -717,3 +717,29 @@ def test_follow_ups_that_vouch_for_a_model_or_give_a_cards_memory():
     assert q.model_unknown == "Orion-LM 34B" and q.params_b == 34 and "speed" in q.intents
     q = understand_dialogue(["thinking of renting a 'Tesla Z100' box for llama 70b", "the listing says 96GB"])
     assert q.gpu_unknown == ["Tesla Z100"] and q.gpu_memory_gb == 96
+
+
+@pytest.mark.parametrize("text, facts", [
+    ("fastest card I can get for Llama 3.1 8B inference under a dollar an hour?", {"budget_usd_per_hour": 1}),
+    ("continued pretraining of a 1B model on twenty billion tokens. how many H100-hours roughly?",
+     {"gpus": ["H100"], "solve_for": None, "dataset_tokens": 20e9}),
+    ("ہمارا اپنا ماڈل ہے، تیرہ ارب parameters کا۔ اسے int8 میں چلانے کے لیے کون سا GPU لیں؟", {"params_b": 13}),
+    ("maybe 40 chatting at the same time at peak. Plan is Llama 3.1 8B on vLLM, 24/7", {"concurrent_users": 40}),
+])
+def test_batch26_classes(text, facts):
+    _check_facts(text, facts)
+
+
+@pytest.mark.parametrize("text", [
+    "is it cheaper to self host Qwen2.5 72B or just keep paying the API? we do about 30 million tokens a month",
+    "خود ہوسٹ کریں یا API استعمال کریں؟ ہمارا اسٹارٹ اپ روزانہ تقریباً دس لاکھ ٹوکن استعمال کرتا ہے اور ماڈل Qwen2.5 7B ہے۔",
+])
+def test_self_hosting_against_an_api_is_a_cost_comparison(text):
+    q = understand(text)
+    assert q.vs_api and {"cost", "compare"} <= set(q.intents) and q.tokens_per_day
+
+
+def test_how_much_with_a_colon_and_24_7_are_read():
+    q = understand("how long and how much: QLoRA Llama 3.1 70B, 12k examples x 1,500 tokens, 2 epochs, single H100")
+    assert {"train_time", "cost"} <= set(q.intents)
+    assert not understand("Llama 3.1 8B on an L4 running 24/7, monthly bill?").not_used
