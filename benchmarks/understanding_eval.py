@@ -70,7 +70,7 @@ def _gpu_name(name: str) -> str:
 
 
 def _gpu_family(name: str) -> str:
-    for candidate in (name, re.sub(r"\s*\d+\s*gb\b", "", str(name), flags=re.I)):
+    for candidate in (name, re.sub(r"\s*\d+\s*gb\b", "", str(name), flags=re.I), re.sub(r"\s+\d{2,3}$", "", str(name))):
         try:
             g = resolve_gpu(candidate).gpu
             return g.family or g.name

@@ -142,7 +142,8 @@ def _measure_intents(e: _Evidence) -> None:
         e.add("recommend")
     if e.image and (cues & {"speed", "train_time", "cost"} or q.images or q.solve_for in ("cheapest_gpu", "min_gpu_count")):
         e.add("speed")  # images: time per image drives time and cost
-    if "train_time" in cues and (e.has_model or e.training or e.image):
+    if "train_time" in cues and (e.has_model or e.training or e.image) and \
+            not (q.solve_for in ("max_context", "max_batch") and not e.training):  # "how long can the context get"
         batch_inference = e.image or q.method == "inference" or q.examples or q.prompt_tokens
         e.add("speed" if not e.training and batch_inference else "train_time")
     hourly_only = pattern_map("units")["per_hour"].search(e.t) and "prices" in cues and not (
@@ -200,6 +201,8 @@ def _compare_and_guide(e: _Evidence) -> None:
                                 and not cues & {"fit", "speed", "train_time", "cost", "recommend"})
              or why and not numbers):  # nothing to compute with: the guide answers
         e.intents[:] = ["guide"] + [i for i in e.intents if i == "compare"]
+    if e.intents == ["guide"] and (_hint("comparative", t) or re.search(r"\bdifference\b|\bfarq\b|فرق", t)):
+        e.add("compare")  # "paged attention vs continuous batching": two concepts side by side, from the guide
 
 
 def _intents(t: str, q: Query) -> None:

@@ -117,6 +117,9 @@ def _understand_cached(raw: str) -> Query:
     for m in models:
         t_roles = t_roles[:m.start] + " " * (m.end - m.start) + t_roles[m.end:]
     _read_numbers(t_roles, q, name_spans, [(g.start, g.end) for g in gpus + gpu_unknown])
+    for g in gpus:  # "A100 40 vs L40S", "or do I need the 80": the size is part of the card's name
+        for m in re.finditer(r"\b\d{2,3}\b", t[g.start:g.end]):
+            q.number_uses.setdefault(m.group(), "gpus")
     q.gpu_counts = counts_per_card(t_roles, find_numbers(t_roles, None if q.lang == "roman-ur" else _NOT_ROMAN),
                                    [(g.start, g.end, g.value) for g in gpus if g.value in q.gpus])
     for n in q.gpu_counts.values():  # "2x L40S" beside "1x H100": used as that card's count

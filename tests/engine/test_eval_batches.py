@@ -38,6 +38,9 @@ EVAL = Path(__file__).resolve().parents[1] / "data" / "eval"
     ("batch21.jsonl", 104, 0.98),
     ("batch22.jsonl", 99, 0.98),
     ("batch23.jsonl", 97, 0.98),
+    ("batch24.jsonl", 86, 0.95),
+    ("batch25.jsonl", 87, 0.98),
+    ("batch26.jsonl", 94, 0.97),
 ])
 def test_batch_stays_understood(batch, min_full, min_facts):
     summary, results = evaluate(EVAL / batch, understand_new)

@@ -53,7 +53,7 @@ def test_in_sample_median_error_at_most_10_percent():
     ("llama.cpp", 12.0), ("llama.cpp-legacy", 15.0), ("vllm", 10.0), ("vllm-v0", 10.0), ("torch-compile", 10.0),
     ("tensorrt-llm", 10.0), ("pytorch-eager-legacy", 10.0), ("sglang", 10.0), ("exllamav2", 15.0), ("mlc", 10.0),
     # transformers rows come from machines whose hosts differ (the RTX 4090 desktop runs Python ~2-3x
-    # faster than the H100 and T4 servers): modelled by the shared desktop-host factor. Measured 9.3 %.
+    # faster than the H100 and T4 servers): modelled by the shared desktop-host factor. Measured 8.4 %.
     ("pytorch-eager", 12.0)])
 def test_each_engine_in_sample_median(engine, bound):
     rows = error_table([c for c in SCORED if c.engine == engine])
@@ -66,19 +66,21 @@ def loso_rows():
 
 
 def test_leave_one_source_out_overall(loso_rows):
-    # measured 12.3 % (217 rows, 32 sources; 11.7 % on the first 181 rows, which scored 12.2 % before the
-    # host-time model) when this test was written; the target is 10 %
+    # measured 10.5 % (217 rows, 34 sources) after the counted host operations of quantised kernels, the
+    # code-read dequantise thresholds and vLLM V1 priced like torch.compile out of sample (12.3 % on 217 rows
+    # from 32 sources before); the target is 10 %
     assert len(loso_rows) == len(SCORED)
-    assert summary(loso_rows)["median_abs_pct"] <= 13.5
+    assert summary(loso_rows)["median_abs_pct"] <= 11.5
 
 
 def test_leave_one_source_out_per_engine_with_two_or_more_sources(loso_rows):
-    # measured: llama.cpp 7.8 %, llama.cpp-legacy 11.5 %, torch-compile 6.5 %, tensorrt-llm 5.4 %,
-    # vllm-v0 4.8 %, mlc 10.5 %, pytorch-eager-legacy 14.2 %, pytorch-eager 20.0 % (17 of its 50 rows are
-    # LLM.int8() 0.45 from one source, predicted from the 2022 kernel generation), exllamav2 31.1 % (4
-    # rows: 2023 README at short context vs text-generation-webui at 3,200 + 800 tokens). Target 15 % each.
+    # measured: llama.cpp 7.5 %, llama.cpp-legacy 11.5 %, torch-compile 6.5 %, tensorrt-llm 5.4 %,
+    # vllm-v0 4.8 %, mlc 12.6 %, pytorch-eager-legacy 13.5 %, pytorch-eager 16.6 % (17 of its 50 rows are
+    # LLM.int8() 0.45 from one source, priced out of sample by its counted host operations at the shared
+    # per-operation time), exllamav2 30.7 % (7 rows: the 2023 README at short context vs
+    # text-generation-webui at 3,200 + 800 tokens). Target 15 % each.
     bounds = {"llama.cpp": 9.0, "llama.cpp-legacy": 13.0, "torch-compile": 8.0, "tensorrt-llm": 7.0,
-              "vllm-v0": 6.5, "mlc": 12.5, "pytorch-eager-legacy": 16.0, "pytorch-eager": 22.0, "exllamav2": 33.0}
+              "vllm-v0": 6.5, "mlc": 14.0, "pytorch-eager-legacy": 15.0, "pytorch-eager": 18.0, "exllamav2": 33.0}
     for eng, bound in bounds.items():
         mine = [r for r in loso_rows if r["engine"] == eng]
         assert len({r["source"] for r in mine}) >= 2
