@@ -93,6 +93,8 @@ def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], h
         if name in r.values and abs(r.values[name] - value) > 1e-9 * max(1.0, abs(value)):
             before = [nums[j].start for j, role in r.role_of.items() if role == name]
             corrected = any(b < c < n.start for c in corrections for b in before)  # "3 epochs ... sorry, 2"
+            corrected = corrected or any(re.fullmatch(r"\W*(?:\w+\W+)?(?:nahi|nahin|نہیں|not|no)\W+", text[nums[j].end:n.start])
+                                         for j, role in r.role_of.items() if role == name)  # "1500 nahi 2500"
             corrected = corrected or name == "concurrent_users" and re.match(r"\s*(?:concurrent\s+)?users?\b", right) and \
                 any(re.match(_PEOPLE, text[nums[j].end:nums[j].end + 20]) for j, role in r.role_of.items() if role == name)
             if not corrected and not _replaces(name, left, right, r.values[name]):
@@ -121,6 +123,8 @@ def _replaces(name: str, left: str, right: str, first: float) -> bool:
         return True
     if name == "batch" and first == 1:
         return True  # "batch 1 and batch 16": batch 1 is shown beside any batch
+    if name == "duration_hours" and re.match(r"\s*gpu[- ]?(?:hours?|hrs?)\b", right):
+        return True  # "a one-week workshop ... about 20 GPU-hours total": the compute, not the calendar
     return name == "concurrent_users" and bool(_AT_ONCE.match(right) or _AT_ONCE_BEFORE.search(left))
 
 
@@ -289,8 +293,9 @@ def _misc_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
                      r"together|in|a|one)\s+){0,3}"
                      r"(?:batch(?:ed)?|بیچ)", right):  # "batching 32 requests", "۶۴ درخواستیں ایک ساتھ بیچ"
         return ("batch", v)
-    if _starts(_unit("users"), right):
-        return ("concurrent_users", v)
+    if _starts(_unit("users"), right) or re.search(r"\b(?:class|users?|students?|team|traffic|audience|people)\b[^.?!]{0,20}"
+                                                  r"\b(?:grows?|goes? up|increases?|rises?|scales?|jumps?)\s+to\s*$", left):
+        return ("concurrent_users", v)  # "what if the class grows to 60?"
     if re.search(r"(?:rank|\br|رینک)\s*(?:of|=|:)?\s*$", left) or re.match(r"\s*rank\b", right):
         return ("lora_rank", v)
     return None
@@ -472,6 +477,8 @@ def _time_role(hours: float, left: str, right: str) -> tuple[str, float]:
             or re.search(r"(?:deadline|due\b|ڈیڈ ?لائن)", left) or \
             re.search(r"\b(?:i|we) (?:only )?(?:have|got)\b[^.?!]{0,22}$", left) or \
             re.search(r"(?:میرے پاس|ہمارے پاس|mere paas|hamare paas)\W+(?:\w+\W+){0,2}$", left) or \
+            re.search(r"\b(?:sirf|only|bas|just)\W*$|صرف\W*$", left) and \
+            re.match(r"\s*\w*\s*(?:hain|hai|ہیں|ہے|left|baqi|باقی)\b", right) or \
             re.match(r"\s*\w*\s*(?:ka|ki|کا|کی)\s+(?:time|waqt|وقت)\s+(?:hai|ہے)", right) or \
             re.match(r"\s*\w*\s*(?:ki|ka|کی|کا|of)?\s*(?:deadline|ڈیڈ ?لائن)", right) or \
             re.search(r"\(\W*$", left) and cue and cue.search(left[-40:]):  # "until end of quarter (~6 weeks)"

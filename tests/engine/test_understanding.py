@@ -756,3 +756,14 @@ def test_how_much_with_a_colon_and_24_7_are_read():
 def test_batch25_intents(text, intents, solve_for):
     q = understand(text)
     assert q.intents == intents and q.solve_for == solve_for
+
+
+def test_relative_and_corrected_amounts():
+    q = understand("mere paas 10 hazar dollar aur sirf 3 din hain, 70b model ko full finetune karna hai 1 billion tokens pe")
+    assert q.deadline_hours == 72 and q.duration_hours is None
+    q = understand("one-week workshop, each does a QLoRA on Phi-3 mini, about 20 GPU-hours total")
+    assert q.duration_hours == 20
+    q = understand_dialogue(["30 students, each doing inference with Gemma 2 9B. Is one L40S enough for all of them at once?",
+                             "what if the class grows to 60?"])
+    assert q.concurrent_users == 60
+    assert understand("llama 8b lora, 3 epochs nahi 2 epochs, on an A10G").epochs == 2
