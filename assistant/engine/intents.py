@@ -262,8 +262,11 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
             add(x)  # the same rows for each side
     if "cost" in intents and q.has_model and q.gpus and not training:
         add("fit")  # a deployment's bill assumes it runs on the GPU: the fit is checked
-    q.vs_api = q.vs_api or bool(_hint("self_host", t) and _hint("hosted_api", t))
-    if q.vs_api and intents[0] not in ("out_of_scope", "help"):
+    if _hint("self_host", t) and _hint("hosted_api", t):
+        q.unpriced_alternative = "hosted_api"
+    elif _hint("own_hardware", t) and _hint("cloud_rent", t):
+        q.unpriced_alternative = "own_hardware"
+    if q.unpriced_alternative and intents[0] not in ("out_of_scope", "help"):
         for x in ("cost", "compare"):  # "self-host or keep paying the API?": the self-hosted bill, beside what the API
             add(x)                     # costs them (no API prices in the data: said so, never invented)
     if "compare" in intents and len(q.gpus) >= 2 and not q.has_model and not training and \

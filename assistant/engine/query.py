@@ -90,7 +90,8 @@ class _QueryFields(BaseModel):
     lora_targets: str | None = None
     grad_checkpointing: bool | None = None
     billing: bool = Field(False, description="asks about billing granularity")
-    vs_api: bool = Field(False, description="weighs self-hosting against a hosted API (whose prices are not in the data)")
+    unpriced_alternative: Literal["hosted_api", "own_hardware"] | None = Field(
+        None, description="renting weighed against an option whose prices are not in the data (an API, buying a GPU)")
     lang: Literal["en", "ur", "roman-ur"] = Field("en", description="language the question is written in")
     answer_lang: Literal["en", "ur"] = "en"
     followup: bool = Field(False, description="this turn was merged into an earlier Query")

@@ -737,7 +737,7 @@ def test_batch26_classes(text, facts):
 ])
 def test_self_hosting_against_an_api_is_a_cost_comparison(text):
     q = understand(text)
-    assert q.vs_api and {"cost", "compare"} <= set(q.intents) and q.tokens_per_day
+    assert q.unpriced_alternative == "hosted_api" and {"cost", "compare"} <= set(q.intents) and q.tokens_per_day
 
 
 def test_how_much_with_a_colon_and_24_7_are_read():
@@ -767,3 +767,10 @@ def test_relative_and_corrected_amounts():
                              "what if the class grows to 60?"])
     assert q.concurrent_users == 60
     assert understand("llama 8b lora, 3 epochs nahi 2 epochs, on an A10G").epochs == 2
+
+
+@pytest.mark.parametrize("text", ["لوکل کمپیوٹر پر چلانا سستا پڑے گا یا کلاؤڈ؟ روزانہ تقریباً چار گھنٹے Llama 3.1 8B استعمال کرتا ہوں",
+                                  "for Flux.1 dev is renting cloud GPUs cheaper than just buying a 4090?"])
+def test_renting_against_owning_is_a_cost_comparison_with_unpriced_hardware(text):
+    q = understand(text)
+    assert q.unpriced_alternative == "own_hardware" and {"cost", "compare"} <= set(q.intents)
