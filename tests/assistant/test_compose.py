@@ -632,3 +632,9 @@ def test_a_daily_volume_is_answered_with_busy_hours_and_both_monthly_costs():
     text = render_text(s)
     assert "2,000,000 tokens a day keep one copy busy about 0.23 h a day at batch 153" in text
     assert "$9.11 a month" in text and "$942 a month" in text and "$15.5 per million tokens" in text
+
+
+def test_an_option_whose_prices_are_not_in_the_data_is_said_so_not_priced():
+    for alt, words in (("hosted_api", "Hosted-API prices are not in my data"), ("own_hardware", "Prices of GPUs to buy")):
+        s = compose(q(intents=["cost", "compare"], model="llama-3.1-8b", unpriced_alternative=alt), [])
+        assert words in render_text(s)

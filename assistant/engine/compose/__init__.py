@@ -46,6 +46,8 @@ def compose(query: Query, done: Done) -> Sections:
     s.notices += [_out_of_range(query, x) for x in query.out_of_range]
     if query.injection:
         s.notices.append(Finding(code="notice.injection"))
+    if query.unpriced_alternative and query.intent not in ("help", "out_of_scope"):
+        s.notices.append(Finding(code=f"cost.vs_{query.unpriced_alternative}"))  # API/hardware prices: not in the data
     if query.model and query.model_text and re.fullmatch(r"[a-z]+[\s-]?\d+(?:\.\d+)?\s?b", query.model_text.strip().lower()):
         # "llama 70b": the newest catalog model of that family and size, said so
         s.assumptions.append(Finding(code="assume.family_size", params={

@@ -289,8 +289,6 @@ def cost_part(q: Query, done: Done, s: Sections) -> None:
         if amount and not said:
             s.notices.append(Finding(code=f"cost.{kind}_not_costed", params={"gb": q_(user_number(amount), "gb")}))
     _budget(q, cs, s)
-    if q.unpriced_alternative:  # API and hardware prices are not in the data: never invented
-        s.notices.append(Finding(code=f"cost.vs_{q.unpriced_alternative}"))
     a0, r0 = cs[0]
     if q.examples and not q.tokens_per_example and a0.get("tokens_per_example"):
         s.assumptions.append(Finding(code="assume.tokens_per_example_default",
