@@ -201,7 +201,8 @@ def _compare_and_guide(e: _Evidence) -> None:
                                 and not cues & {"fit", "speed", "train_time", "cost", "recommend"})
              or why and not numbers):  # nothing to compute with: the guide answers
         e.intents[:] = ["guide"] + [i for i in e.intents if i == "compare"]
-    if e.intents == ["guide"] and (_hint("comparative", t) or re.search(r"\bdifference\b|\bfarq\b|فرق", t)):
+    if "guide" in e.intents and "compare" not in e.intents and (
+            e.intents == ["guide"] and _hint("comparative", t) or re.search(r"\bdifference\b|\bfarq\b|فرق", t)):
         e.add("compare")  # "paged attention vs continuous batching": two concepts side by side, from the guide
 
 

@@ -20,6 +20,7 @@ def normalise(text: str) -> str:
     t = re.sub(r"[\u064B-\u065F\u0670]", "", t)
     t = re.sub(r"(?<!\.)\b(\d{1,4})\s?x(?=[a-z])(?!large)", r"\1x ", t)   # 8xh100 -> 8x h100, not p4d.24xlarge
     t = re.sub(r"\b([a-z]+\d+[a-z]*)\s?x\s?(\d{1,3})\b", r"\1 x \2", t)   # h100x8 -> h100 x 8
+    t = re.sub(r"\b(\d{1,2})\s?x\s?(\d{4})\b(?!\s*[x×]\s*\d)", r"\1x \2", t)   # 2x3090 -> 2x 3090 (not 1024x1024)
     t = re.sub(r"(?<=\d)(?=(?:gb|gib|tb)\b)", " ", t)
     t = re.sub(r"(?<=[a-z0-9])/\s*(?=(?:hr|h|hour|mo|month|gpu)\b)", " /", t)   # "a100/hr" -> "a100 /hr"
     t = re.sub(r"(?<=\d)\+(?=\s|$)", "", t)  # "30+ tok/s"

@@ -377,6 +377,9 @@ def _method(t: str) -> str | None:
 def _spot(t: str, q: Query) -> None:
     spot = [m for m in patterns("spot").finditer(t)]
     ond = [m for m in patterns("on_demand").finditer(t)]
+    if re.search(r"on[- ]demand only|only on[- ]demand|sirf on[- ]demand|صرف آن ڈیمانڈ", t):
+        q.spot = False  # "on-demand only, I can't deal with spot interruptions"
+        return
     pos_spot = [m for m in spot if not _negated(t, m.start(), m.end())]
     neg_spot = [m for m in spot if _negated(t, m.start(), m.end())]
     if pos_spot and (ond and not any(_negated(t, m.start(), m.end()) for m in ond) or patterns("spot_discount").search(t)):
@@ -426,6 +429,10 @@ def understand_turn(text: str, prior: Query | None) -> Query:
     """A message in a thread: a follow-up is merged into the thread's Query (only what it mentions
     changes); its intents then come from its own words and the merged facts."""
     q = understand(text).model_copy(deep=True)
+    t = normalise(text)
+    if prior is not None and not q.facts() and (patterns("answer_in_urdu").search(t) or patterns("answer_in_english").search(t)) \
+            and len(t.split()) <= 8:  # "urdu mein samjhao please": the same answer, in the language asked for
+        return prior.model_copy(update={"answer_lang": q.answer_lang, "text": q.text, "followup": True, "carried": []})
     if prior is not None and q.intents in (["out_of_scope"], ["help"]) and not q.facts() and not _is_followup(q, prior):
         # "now write me a poem": answered as out of scope, while the thread keeps what it was about
         return prior.model_copy(update={k: getattr(q, k) for k in (

@@ -774,3 +774,22 @@ def test_relative_and_corrected_amounts():
 def test_renting_against_owning_is_a_cost_comparison_with_unpriced_hardware(text):
     q = understand(text)
     assert q.unpriced_alternative == "own_hardware" and {"cost", "compare"} <= set(q.intents)
+
+
+@pytest.mark.parametrize("text, facts", [
+    ("cheapest place to rent an H100 right now? on-demand only, I can't deal with spot interruptions", {"spot": False}),
+    ("tok/s for mixtral 8x7b q4 on 2x3090?", {"gpus": ["RTX 3090"], "gpu_count": 2}),
+    ("sdxl 1024x1024 on a 4090", {"resolution": 1024, "gpu_count": None}),
+])
+def test_batch27_classes(text, facts):
+    _check_facts(text, facts)
+
+
+def test_asking_for_the_answer_in_another_language_keeps_the_question():
+    q = understand_dialogue(["H200 aur H100 mein kya farq hai?", "urdu mein samjhao please"])
+    assert q.answer_lang == "ur" and q.gpus == ["H200", "H100"] and "compare" in q.intents and "guide" in q.intents
+
+
+def test_is_a_card_good_for_a_job_weighs_it():
+    assert "recommend" in understand("Is the Nvidia H300 good for training Llama 3 70B?").intents
+    assert "compare" in understand("A100 کے SXM اور PCIe ورژن میں کیا فرق ہے، اور قیمت میں کتنا فرق ہوتا ہے؟").intents
