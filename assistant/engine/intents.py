@@ -221,7 +221,8 @@ def _intents(t: str, q: Query) -> None:
     _compare_and_guide(e)
     _implied(q, e.intents, e.cues, t)
     intents = e.intents or ["out_of_scope"]
-    if patterns("off_topic").search(t) and not (e.has_model or q.gpus or q.providers):
+    if patterns("off_topic").search(t) and not (e.has_model or q.gpus or q.providers) or \
+            patterns("off_topic_always").search(t) and not e.has_model:  # "bitcoin mining on an H100"
         intents = ["out_of_scope"]  # "a joke about GPUs": not a question the tools answer
     if q.injection and not ((e.has_model or e.has_gpu) and (explicit or q.solve_for)):
         intents = ["out_of_scope"]  # only instructions to the assistant; a real question beside them is answered

@@ -117,6 +117,8 @@ def find_numbers(text: str, word_locales: frozenset[str] | None = None) -> list[
         if all(t in scales for t in toks) and not counted and not (
                 len(toks) == 1 and len(toks[0]) > 2 and re.search(r"(?:per|a|every|each|فی|fi)\s+$", text[:m.start()])):
             continue  # a bare "thousand"/"k" is not a number, except "per thousand images" and "سو یوزرز" (100 users)
+        if phrase in ("ek", "aik", "ایک") and re.match(r"\s+(?:saath|sath|ساتھ|waqt|وقت)\b", text[m.end():]):
+            continue  # "ek saath", "ایک وقت میں": together, at a time; not the number one
         v = _word_value(phrase, words, scales)
         if v is None:
             continue

@@ -121,8 +121,8 @@ def _replaces(name: str, left: str, right: str, first: float) -> bool:
     after a head count ("~200 employees but maybe 10 at once")."""
     if re.search(r"\bfrom\b[^.?!]{0,30}\bto\s*(?:[a-z]+\s+)?$", left):
         return True
-    if name == "batch" and first == 1:
-        return True  # "batch 1 and batch 16": batch 1 is shown beside any batch
+    if name in ("batch", "concurrent_users") and first == 1:
+        return True  # "batch 1 and batch 16", "a single user ... 16 at once": 1 is shown beside any load
     if name == "duration_hours" and re.match(r"\s*gpu[- ]?(?:hours?|hrs?)\b", right):
         return True  # "a one-week workshop ... about 20 GPU-hours total": the compute, not the calendar
     return name == "concurrent_users" and bool(_AT_ONCE.match(right) or _AT_ONCE_BEFORE.search(left))

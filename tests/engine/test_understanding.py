@@ -793,3 +793,20 @@ def test_asking_for_the_answer_in_another_language_keeps_the_question():
 def test_is_a_card_good_for_a_job_weighs_it():
     assert "recommend" in understand("Is the Nvidia H300 good for training Llama 3 70B?").intents
     assert "compare" in understand("A100 کے SXM اور PCIe ورژن میں کیا فرق ہے، اور قیمت میں کتنا فرق ہوتا ہے؟").intents
+
+
+@pytest.mark.parametrize("text, facts", [
+    ("llama 3.1 8b on an L4 with vllm in fp16 - what tok/s for a single user? and what if 16 users hit it at once?",
+     {"concurrent_users": 16}),
+    ("Gemma 2 9B کو ایک L4 پر چلائیں تو زیادہ سے زیادہ کتنے users ایک ساتھ serve ہو سکتے ہیں؟",
+     {"solve_for": "max_batch", "concurrent_users": None, "gpu_count": 1}),
+    ("SDXL se 5000 images banani hain, sabse kam kharcha kis GPU pe hoga?", {"solve_for": "cheapest_gpu", "images": 5000}),
+    ("gemma 3 27b ko ek L4 pe chalane ka koi tareeqa hai? 24gb hi hai", {"gpu_memory_gb": 24}),
+    ("Qwen3 8B کی LoRA fine-tuning، rank 64، تمام linear layers پر، ایک لاکھ مثالیں", {"lora_targets": "all-linear"}),
+])
+def test_batch28_classes(text, facts):
+    _check_facts(text, facts)
+
+
+def test_mining_on_a_gpu_is_off_topic():
+    assert understand("H100 پر بٹ کوائن مائننگ کریں تو روزانہ کتنا منافع ہوگا؟").intents == ["out_of_scope"]
