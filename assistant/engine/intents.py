@@ -176,7 +176,7 @@ def _compare_and_guide(e: _Evidence) -> None:
     q, t, cues = e.q, e.t, e.cues
     if ("compare" in cues or len(q.providers) >= 2 or q.both_pricing or _hint("tradeoff", t) and len(q.gpus) >= 2) \
             and e.comparing or \
-            "compare" in cues and e.formats_compared:
+            e.formats_compared and ("compare" in cues or bool(q.alternatives)):
         e.add("compare")
         if not (set(e.intents) - {"compare"}):
             e.add("speed" if e.has_model else "prices" if q.gpus or q.providers else "guide")

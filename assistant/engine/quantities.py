@@ -100,6 +100,7 @@ def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], h
             if not corrected and not _replaces(name, left, right, r.values[name]):
                 r.second.setdefault(name, value)
                 continue  # a second value for a role already filled: reported as not used, never swallowed
+            r.second.setdefault(name, r.values[name])  # the value it replaces, weighed beside it
             for j, role in list(r.role_of.items()):
                 if role == name:
                     r.role_of[j] = f"_{name}_before"  # "from batch 1 to 32", "200 staff, 10 at once"
@@ -119,8 +120,10 @@ _AT_ONCE_BEFORE = re.compile(r"(?:at once|at a time|at the same time|at peak|ek 
 def _replaces(name: str, left: str, right: str, first: float) -> bool:
     """A second value that supersedes the first: the target of "from X to Y", or the users at once
     after a head count ("~200 employees but maybe 10 at once")."""
-    if re.search(r"\bfrom\b[^.?!]{0,30}\bto\s*(?:[a-z]+\s+)?$", left):
-        return True
+    if re.search(r"\bfrom\b[^.?!]{0,30}\bto\s*(?:[a-z]+\s+)?$", left) or \
+            re.search(r"\b(?:bump\w*|go(?:ing)?|increas\w*|rais\w*|switch\w*|mov\w*|chang\w*|upgrad\w*)\s+(?:it\s+|that\s+)?"
+                      r"(?:up\s+)?to\s+(?:[a-z]+\s*=?\s*)?$", left):
+        return True  # "bump batch from 1 to 32", "at r=8 ... bumping to r=64": the new value
     if name in ("batch", "concurrent_users") and first == 1:
         return True  # "batch 1 and batch 16", "a single user ... 16 at once": 1 is shown beside any load
     if name == "duration_hours" and re.match(r"\s*gpu[- ]?(?:hours?|hrs?)\b", right):

@@ -455,12 +455,32 @@ def understand_turn(text: str, prior: Query | None) -> Query:
     size = re.search(r"(?<![\dx.])(\d+(?:\.\d+)?)\s?b\b", (merged.model_unknown or "").lower())
     if size and merged.params_b is None and patterns("vouched_model").search(normalise(text)):
         merged.params_b = float(size.group(1))  # "it's a dense llama-style model": the size its name states
+    _relative_changes(t, prior, merged)
     keep = list(prior.intents)
     if len(q.gpus) == 1 and len(merged.gpus) == 1 and "recommend" in keep and merged.has_model:
         # "which GPU for Gemma 9B?" ... "and on an L4?": that card is weighed, no longer searched for
         serving = merged.method in (None, "inference")
         keep = ["fit"] + (["speed"] if serving else []) + [i for i in keep if i not in ("recommend", "fit", "speed")]
     return finalize(merged, keep_intents=keep)
+
+
+def _relative_changes(t: str, prior: Query, merged: Query) -> None:
+    """"double the users and half the context", "آدھا ڈیٹا اور دو گنا epochs": the thread's value times the factor."""
+    for lx in lexicon().values():
+        rel = lx.get("relative")
+        if not rel:
+            continue
+        for word, factor in rel["factors"].items():
+            for target, field in rel["targets"].items():
+                if not re.search(rf"(?<!\w){re.escape(word)}\s+(?:the\s+|کر\s+)?(?:{target})(?!\w)|(?<!\w)(?:{target})\s+(?:ko\s+)?"
+                                 rf"{re.escape(word)}(?!\w)", t):
+                    continue
+                old = getattr(prior, field)
+                if field == "examples" and old is None and prior.dataset_tokens:
+                    field, old = "dataset_tokens", prior.dataset_tokens
+                if old:
+                    v = old * factor
+                    setattr(merged, field, int(round(v)) if isinstance(old, int) else float(v))
 
 
 def understand_dialogue(turns: list[str]) -> Query:

@@ -202,3 +202,15 @@ def test_a_volume_with_no_card_is_costed_on_the_recommenders_pick():
     (call,) = second_round(q, [("recommend_gpus", {}, {"options": [pick]})])
     assert call["name"] == "cost_estimator" and call["args"]["tokens_per_day"] == 1e6
     assert call["args"]["gpu"] == "rtx-3090" and call["args"]["gpus"] == 8 and call["args"]["serve"] is True
+
+
+def test_the_memory_need_with_no_gpu_is_the_same_plan_as_the_smallest_gpu_memory():
+    # the evaluation counts the two readings of "how much VRAM does X need?" as one: this is why
+    vram = {"total_gb": 60.44}
+    asked = [Query(intents=["fit"], model="gemma-2-27b", precision="bf16"),
+             Query(intents=["fit", "recommend", "prices"], solve_for="min_gpu_memory", model="gemma-2-27b", precision="bf16")]
+    first = [plan(q) for q in asked]
+    assert [[c for c in p if c["name"] != "search_guide"] for p in first][0] == \
+        [[c for c in p if c["name"] != "search_guide"] for p in first][1]
+    done = [("vram_calculator", first[0][0]["args"], vram)]
+    assert plan(asked[0], done) == plan(asked[1], done) and plan(asked[0], done)[0]["args"]["min_vram_gb"] == 60.44

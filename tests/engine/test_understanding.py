@@ -810,3 +810,18 @@ def test_batch28_classes(text, facts):
 
 def test_mining_on_a_gpu_is_off_topic():
     assert understand("H100 پر بٹ کوائن مائننگ کریں تو روزانہ کتنا منافع ہوگا؟").intents == ["out_of_scope"]
+
+
+def test_relative_follow_ups_scale_the_threads_values():
+    q = understand_dialogue(["I've got 16 users on Llama 3.1 8B fp16, one L40S, 4k ctx each — ~25 tok/s each?",
+                             "ok now double the users and half the context"])
+    assert q.concurrent_users == 32 and q.context_tokens == 2048
+    q = understand_dialogue(["Gemma 2 27B کی QLoRA، بیس ہزار مثالیں، ایک epoch، A100 80GB پر کتنا وقت لگے گا؟",
+                             "آدھا ڈیٹا اور دو گنا epochs کر دیں تو؟"])
+    assert q.examples == 10000 and q.epochs == 2
+
+
+def test_a_value_changed_to_another_keeps_the_old_one_to_weigh():
+    q = understand("I'm at LoRA r=8 on llama 3.1 8b and thinking of bumping to r=64. how much more memory is that?")
+    assert q.lora_rank == 64 and q.alternatives == {"lora_rank": 8} and "compare" in q.intents
+    assert understand("Llama 3.1 8B, 10 million token context on one H100. what batch size can I use?").solve_for == "max_batch"
