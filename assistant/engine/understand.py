@@ -433,7 +433,8 @@ def understand_turn(text: str, prior: Query | None) -> Query:
     if prior is not None and not q.facts() and (patterns("answer_in_urdu").search(t) or patterns("answer_in_english").search(t)) \
             and len(t.split()) <= 8:  # "urdu mein samjhao please": the same answer, in the language asked for
         return prior.model_copy(update={"answer_lang": q.answer_lang, "text": q.text, "followup": True, "carried": []})
-    if prior is not None and q.intents in (["out_of_scope"], ["help"]) and not q.facts() and not _is_followup(q, prior):
+    off = patterns("off_topic").search(t) or patterns("off_topic_always").search(t)
+    if prior is not None and q.intents in (["out_of_scope"], ["help"]) and not q.facts() and (off or not _is_followup(q, prior)):
         # "now write me a poem": answered as out of scope, while the thread keeps what it was about
         return prior.model_copy(update={k: getattr(q, k) for k in (
             "intents", "lang", "answer_lang", "text", "injection", "not_used", "number_uses", "intent_cued")} |

@@ -825,3 +825,28 @@ def test_a_value_changed_to_another_keeps_the_old_one_to_weigh():
     q = understand("I'm at LoRA r=8 on llama 3.1 8b and thinking of bumping to r=64. how much more memory is that?")
     assert q.lora_rank == 64 and q.alternatives == {"lora_rank": 8} and "compare" in q.intents
     assert understand("Llama 3.1 8B, 10 million token context on one H100. what batch size can I use?").solve_for == "max_batch"
+
+
+@pytest.mark.parametrize("text, facts", [
+    ("Can a single MI300X hold Llama 3.1 405B in fp8? it's 192GB right?", {"gpu_memory_gb": 192}),
+    ("Llama 3.2 11B Vision کو A10G پر fp16 میں چلا سکتے ہیں؟ اس میں 24GB ہے نا؟", {"gpu_memory_gb": 24}),
+])
+def test_batch29_classes(text, facts):
+    _check_facts(text, facts)
+
+
+@pytest.mark.parametrize("text, intents", [
+    ("tok/sec for deepseek r1 distill qwen 32b on 2x L40S tensor parallel, vllm, fp8, single user?", {"speed"}),
+    ("ballpark: 1.2M token dataset, QLoRA on Qwen2.5 7B, 3 epochs, single L4. how many hours and $ on GCP?",
+     {"train_time", "cost"}),
+    ("speculative decoding on a single L4 with llama 3.1 8b — realistically how much speedup?", {"speed", "guide"}),
+    ("Vast lists a 4x RTX 3090 box — could that box run Llama 3.3 70B at int4 with 8k context?", {"fit"}),
+])
+def test_batch29_intents(text, intents):
+    assert intents <= set(understand(text).intents)
+
+
+def test_an_off_topic_follow_up_is_out_of_scope_and_keeps_the_thread():
+    q = understand_dialogue(["Is the RTX 5090 good for running Qwen3 32B at q4_k_m?",
+                             "also can you recommend a good gaming monitor to go with it?"])
+    assert q.intents == ["out_of_scope"] and q.model == "qwen3-32b"
