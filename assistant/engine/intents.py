@@ -231,6 +231,11 @@ def _intents(t: str, q: Query) -> None:
                          "compare" in e.cues and e.comparing)
 
 
+def _main_is(intents: list[str], *kinds: str) -> bool:
+    """The question's main intent is one of `kinds` (none yet: not)."""
+    return bool(intents) and intents[0] in kinds
+
+
 def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
     """Capabilities a question needs because of another: a recommendation rests on the memory fit
     and the offers, a comparison shows the same rows (fit, speed, price) for each side, a cost names
@@ -268,7 +273,7 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
         q.unpriced_alternative = "hosted_api"
     elif _hint("own_hardware", t) and _hint("cloud_rent", t):
         q.unpriced_alternative = "own_hardware"
-    if q.unpriced_alternative and intents[0] not in ("out_of_scope", "help"):
+    if q.unpriced_alternative and not _main_is(intents, "out_of_scope", "help"):
         for x in ("cost", "compare"):  # "self-host or keep paying the API?": the self-hosted bill, beside what the API
             add(x)                     # costs them (no API prices in the data: said so, never invented)
     if "compare" in intents and len(q.gpus) >= 2 and not q.has_model and not training and \
@@ -286,24 +291,24 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
         add("guide")
     if "cost" in intents and training and (q.has_model or not (q.storage_gb or q.egress_gb)):
         add("train_time")  # the cost of a run rests on its hours ("after training, 1.2TB out" is an egress cost)
-    if training and q.deadline_hours and q.has_model and intents and intents[0] not in ("guide", "out_of_scope", "help"):
+    if training and q.deadline_hours and q.has_model and not _main_is(intents, "guide", "out_of_scope", "help"):
         add("train_time")  # "done in <6 hrs ... will it make it?": the time decides
     image = bool(q.model) and is_image_pipeline(q.model)
     if image and (q.images or "cost" in cues) and ("recommend" in intents or q.solve_for == "cheapest_gpu"):
         add("cost")  # the cheapest GPU for a batch of images is judged by the job's total
-    if q.output_tokens and q.has_model and not training and intents[0] not in ("guide", "out_of_scope", "help"):
+    if q.output_tokens and q.has_model and not training and not _main_is(intents, "guide", "out_of_scope", "help"):
         add("speed")  # output lengths matter only to the time it takes to write them
-    if q.min_tokens_per_s and q.has_model and intents[0] not in ("guide", "out_of_scope", "help"):
+    if q.min_tokens_per_s and q.has_model and not _main_is(intents, "guide", "out_of_scope", "help"):
         add("speed")  # a per-user speed target is checked with the speed tool
-    if q.host_ram_gb and intents[0] not in ("out_of_scope", "help"):
+    if q.host_ram_gb and not _main_is(intents, "out_of_scope", "help"):
         add("guide")  # "my laptop has 16GB RAM": the computer's memory is not the GPU's; the guide says what it does
-    if q.tokens_per_day and q.has_model and intents[0] not in ("guide", "out_of_scope", "help"):
+    if q.tokens_per_day and q.has_model and not _main_is(intents, "guide", "out_of_scope", "help"):
         add("cost")  # "2M tokens a day": the hours it keeps a GPU busy and what a month of it costs
     if re.search(r"\bper (?:1m |million |mil |1k |thousand )?tok(?:en)?s?\b", t) and q.has_model and q.gpus and not training \
-            and intents[0] not in ("guide", "out_of_scope", "help"):
+            and not _main_is(intents, "guide", "out_of_scope", "help"):
         add("speed")  # a price per token is the hourly price over the tokens an hour writes
     if (q.concurrent_users or 0) > 1 and q.has_model and q.gpus and not training and \
-            intents[0] not in ("guide", "out_of_scope", "help"):
+            not _main_is(intents, "guide", "out_of_scope", "help"):
         add("speed")  # "serve 40 users on one L4": whether it keeps up is the throughput at that load
     if "speed" in intents and q.has_model and q.gpus:
         add("fit")
