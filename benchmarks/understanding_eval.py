@@ -123,6 +123,7 @@ def fact_ok(key: str, want: Any, got: Any) -> bool:
             return sorted(re.sub(r"_proj$", "", re.sub(r"[\s-]+", "-", m.strip().lower()))
                           for m in (x if isinstance(x, list) else str(x).split(",")))
         every = ["down", "gate", "k", "o", "q", "up", "v"]  # listing every linear layer is "all linear"
+        want = "all-linear" if re.fullmatch(r"all[- ](?:linear[- ])?(?:layers|modules)|all[- ]linear", str(want).lower()) else want
         return got is not None and (mods(want) == mods(got) or {tuple(mods(want)), tuple(mods(got))} <= {tuple(every), ("all-linear",)})
     if key == "optimizer":
         return got is not None and str(want).replace("_", "").lower() == str(got).replace("_", "").lower()

@@ -19,8 +19,9 @@ def memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans, at:
     right = re.split(r"\d", right, maxsplit=1)[0]  # "2TB of checkpoints ... and ~500GB egress": each amount its own words
     if re.match(r"\s*(?:gb|gib|gigs?|g)?\s*(?:of\s+)?(?:system\s+|host\s+|cpu\s+|ddr\d?\s+)?(?:ram|ریم)\b", right):
         return ("host_ram_gb", v)  # "64gb ram but the gpu only has 8gb": the computer's memory, not the card's
-    if re.match(r"\s*(?:gb|gib|gigs?|g)?\s*(?:of vram\s*)?(?:should|would|will|is|be|would be|ho|hai)?\s*(?:be\s+)?"
-                r"(?:enough|sufficient|suffice|kafi|kaafi|کافی)\b", right):
+    if re.match(r"\s*(?:gb|gib|gigs?|g)?\s*(?:of vram\s*)?(?:should|would|will|is|be|would be|ho|hai|isn'?t|is not|not|"
+                r"won'?t be|wouldn'?t be)?\s*(?:be\s+)?(?:enough|sufficient|suffice|kafi|kaafi|کافی)\b", right) or \
+            re.match(r"\s*(?:gb|gib)\s+\S", right) and any(0 < s - at <= 12 for s, _ in gpu_spans):  # "my 32GB 5090"
         return ("gpu_memory_gb", v)  # "32gb should be enough right?": the card's memory
     if re.search(r"(?:card|gpu|کارڈ|جی پی یو)\s*(?:کی|ki|ka|کا|of|has|with)\s*$", left) or \
             gpu_spans and re.match(r"\s*(?:gb|gib)\s*(?:hi|ہی)\s*(?:hai|he|ہے)", right) or \
@@ -48,7 +49,7 @@ def memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans, at:
         return ("egress_gb", v)
     if _STORAGE_NEAR.search(left[-30:]):
         return ("storage_gb", v)
-    if any(0 <= at - e <= 12 and re.fullmatch(r"\s*(?:'s|’s|with|has|having|of|is|ka|ki|کا|کی|والا|والی|ہے جس میں|jis mein|which has|ہے|hai)?\s*[(،,]?\s*",
+    if any(0 <= at - e <= 12 and re.fullmatch(r"\s*(?:'s|’s|with|has|having|of|is|ka|ki|کا|کی|والا|والی|ہے جس میں|jis mein|which has|will have|would have|has|have|ہے|hai)?\s*[(،,]?\s*",
                                               left[len(left) - (at - e):])
            for _, e in gpu_spans) or re.search(r"\b(?:both|dono|donon|each)\b\W+(?:\w+\W+){0,2}$|دونوں\s+(?:\S+\s+){0,2}$",
                                                left[-24:]) and gpu_spans:

@@ -222,7 +222,7 @@ def _intents(t: str, q: Query) -> None:
     _implied(q, e.intents, e.cues, t)
     intents = e.intents or ["out_of_scope"]
     if patterns("off_topic").search(t) and not (e.has_model or q.gpus or q.providers) or \
-            patterns("off_topic_always").search(t) and not e.has_model:  # "bitcoin mining on an H100"
+            patterns("off_topic_always").search(t) and not e.has_model and not explicit:  # "bitcoin mining on an H100"
         intents = ["out_of_scope"]  # "a joke about GPUs": not a question the tools answer
     if q.injection and not ((e.has_model or e.has_gpu) and (explicit or q.solve_for)):
         intents = ["out_of_scope"]  # only instructions to the assistant; a real question beside them is answered
@@ -304,7 +304,7 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
         add("guide")  # "my laptop has 16GB RAM": the computer's memory is not the GPU's; the guide says what it does
     if q.tokens_per_day and q.has_model and not _main_is(intents, "guide", "out_of_scope", "help"):
         add("cost")  # "2M tokens a day": the hours it keeps a GPU busy and what a month of it costs
-    if re.search(r"\bper (?:1m |million |mil |1k |thousand )?tok(?:en)?s?\b", t) and q.has_model and q.gpus and not training \
+    if re.search(r"\bper (?:1m |million |mil |1k |thousand )?(?:output |generated |input )?tok(?:en)?s?\b", t) and q.has_model and q.gpus and not training \
             and not _main_is(intents, "guide", "out_of_scope", "help"):
         add("speed")  # a price per token is the hourly price over the tokens an hour writes
     if (q.concurrent_users or 0) > 1 and q.has_model and q.gpus and not training and \

@@ -25,6 +25,7 @@ def normalise(text: str) -> str:
     t = re.sub(r"(?<=[a-z0-9])/\s*(?=(?:hr|h|hour|mo|month|gpu)\b)", " /", t)   # "a100/hr" -> "a100 /hr"
     t = re.sub(r"(?<=\d)\+(?=\s|$)", "", t)  # "30+ tok/s"
     t = re.sub(r"\b(?:a|one) (?:dollar|buck)\b", "$1", t)  # "under a dollar an hour"
+    t = re.sub(r"\b([a-z][a-z0-9.\-]*):(\d+(?:\.\d+)?[bm])\b", r"\1 \2", t)  # ollama tags: "llama3.1:70b" -> "llama3.1 70b"
     t = re.sub(r"\b([a-z]{1,3}\d{2,4}[a-z]?)-(hours?|hrs?)\b", r"\1 \2", t)  # "h100-hours" -> "h100 hours"
     return re.sub(r"\s+", " ", t).strip()
 

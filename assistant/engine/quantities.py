@@ -100,7 +100,8 @@ def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], h
             if not corrected and not _replaces(name, left, right, r.values[name]):
                 r.second.setdefault(name, value)
                 continue  # a second value for a role already filled: reported as not used, never swallowed
-            r.second.setdefault(name, r.values[name])  # the value it replaces, weighed beside it
+            if not corrected:
+                r.second.setdefault(name, r.values[name])  # the value it replaces ("bump to"), weighed beside it
             for j, role in list(r.role_of.items()):
                 if role == name:
                     r.role_of[j] = f"_{name}_before"  # "from batch 1 to 32", "200 staff, 10 at once"
@@ -144,6 +145,8 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
     """The role of one number: the first rule group that recognises it (a grammar table, in order)."""
     for rules in (_count_role, _unit_role, _token_role_group, _misc_role, _late_role):
         role = rules(text, n, right, left, gpu_spans, has_model, nums, i, r)
+        if role is not None and role[0] == "output_tokens" and role[1] >= 1_000_000:
+            return ("_generated_total", role[1])  # "~2M output tokens total": a generation job, not one answer's length
         if role is not None:
             return role
     return None
@@ -193,6 +196,8 @@ def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
         return ("_bits", -v if kv else v)  # negative: the KV cache's bits, not the weights'
 
     if _starts(_unit("tps"), right):
+        if re.search(r"\b(?:claim\w*|says?|said|supposedly|reportedly)\b[^.?!]{0,40}$", left):
+            return ("_claimed", v)  # "a blog claiming an H100 does 3000 tok/s": a figure to check, not a target (reported)
         return ("min_tokens_per_s", v)
     if re.match(r"\s*(?:rs\.?|rupees?|pkr|inr|روپے|روپیہ|روپیے|euros?|eur|€|£|gbp)(?:\W|$)", right) or re.search(r"(?:(?<![a-z])(?:rs\.?|pkr|inr)|€|£)\s*$", left):
         return ("_other_currency", v)  # no exchange rate in the data: reported, never converted

@@ -229,6 +229,8 @@ def _read_numbers(t: str, q: Query, name_spans: list[tuple[int, int]], gpu_spans
     total = roles.values.get("_generated_total")
     if total and roles.values.get("output_tokens") and "examples" not in roles.values:
         roles.values["examples"] = total / roles.values["output_tokens"]  # 1B tokens at ~300 per request: 3.3M requests
+    elif total and "output_tokens" not in roles.values:
+        roles.values["output_tokens"] = total  # "1 million output tokens" with no answer length: the output asked about
     if "_nodes" in roles.values and "gpu_count" in roles.values:
         roles.values["gpu_count"] *= roles.values["_nodes"]  # "4 nodes x 8 H100": 32 GPUs in all
     for k, v in roles.values.items():
@@ -245,7 +247,7 @@ def _read_numbers(t: str, q: Query, name_spans: list[tuple[int, int]], gpu_spans
     q.alternatives = {k: v for k, v in roles.second.items() if not k.startswith("_")}
     q.number_uses = {n.text: roles.role_of[i] for i, n in enumerate(nums) if i in roles.role_of}
     q.not_used = [n.text for i, n in enumerate(nums) if i not in roles.used and not n.is_word
-                  and not _ordinal_or_version(t, n) or roles.role_of.get(i) == "_other_currency"]
+                  and not _ordinal_or_version(t, n) or roles.role_of.get(i) in ("_other_currency", "_claimed")]
     for k, v in q.alternatives.items():  # "4k vs 32k context": 32k is weighed beside 4k, not dropped
         i = next((i for i, n in enumerate(nums) if i not in roles.used and n.value in (v, v / 1024 * 1000)), None)
         if i is not None:
