@@ -135,7 +135,8 @@ def _measure_intents(e: _Evidence) -> None:
         # "which providers offer H100s, and the rate?", "which provider should I pick for H100s?"
         e.add("recommend")
     if "speed" in cues and (e.has_model or e.has_gpu or e.image):
-        e.add("speed")
+        # "checkpointing on vs off for the full FT, how much slower?": a training run's speed is its time
+        e.add("train_time" if e.training and q.method != "inference" and not e.image else "speed")
     if "fit" in cues and not e.has_model and (q.gpu_unknown or q.concurrent_users or e.training and _hint("need", e.t)):
         e.add("fit")  # "I'm on a GTX 1080, can it run anything?", "how much GPU for 100 users?": asked back for the model
     if q.min_tokens_per_s and e.has_model and not e.has_gpu:
@@ -185,7 +186,7 @@ def _compare_and_guide(e: _Evidence) -> None:
             e.add("guide")
         elif "prices" in cues and pattern_map("units")["per_hour"].search(t):
             e.add("prices")  # "what's the going rate per hour?"; "cheap cricket tickets" is not about GPUs
-    if q.solve_for:
+    if q.solve_for and not re.search(r"\bquality\b|\bhurts?\b|\bwhy\b|\bexplain", t):
         cues.discard("guide")  # "how many L40S do I need?" asks for a number, not an explanation
     if "guide" in cues and e.intents and "guide" not in e.intents:
         e.add("guide")
@@ -302,6 +303,8 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
         add("speed")  # a per-user speed target is checked with the speed tool
     if q.host_ram_gb and not _main_is(intents, "out_of_scope", "help"):
         add("guide")  # "my laptop has 16GB RAM": the computer's memory is not the GPU's; the guide says what it does
+    if q.budget_usd_total and "recommend" in intents and q.has_model and not training:
+        add("cost")  # "$3k/mo for inference, best setup?": the month's bill against the budget
     if q.tokens_per_day and q.has_model and not _main_is(intents, "guide", "out_of_scope", "help"):
         add("cost")  # "2M tokens a day": the hours it keeps a GPU busy and what a month of it costs
     if re.search(r"\bper (?:1m |million |mil |1k |thousand )?(?:output |generated |input )?tok(?:en)?s?\b", t) and q.has_model and q.gpus and not training \

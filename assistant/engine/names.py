@@ -266,6 +266,7 @@ def first_concept(text: str, key: str) -> Span | None:
 
 _NAME_FORMS = (  # where a product-like name the catalog lacks is written, most explicit first
     r"[\"“'‘]([A-Z][\w.]*(?:[ -][A-Z0-9][\w.]*)*)[\"”'’]\s+(?:model|llm|naam ka|نام کا|ماڈل)",  # the new "Nebulon-X Pro" model
+    r"[\"“'‘]([A-Z][\w.]*(?:-[A-Z0-9][\w.]*)+)[\"”'’]",  # "anyone sized 'Orca-Nova' yet?": a quoted hyphenated name
     r"(?:\b(?:for|run|serve|of|does|deploy|with|model|called|named|use|host|can|is|will|about|q?lora|fine-?tune|train|tune)\s+)"
     r"((?:[A-Z][A-Za-z0-9]+)(?:[-_ ][A-Z0-9][A-Za-z0-9]*)+|[A-Z][a-z]+[A-Z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)*)",
     r"(?:^|[\s،,])((?:[A-Z][A-Za-z0-9]+)(?: [A-Z0-9][A-Za-z0-9]*)+)\s+(?:کو|کی|کا|ko|ki|ka)\b",

@@ -125,6 +125,9 @@ def _replaces(name: str, left: str, right: str, first: float) -> bool:
             re.search(r"\b(?:bump\w*|go(?:ing)?|increas\w*|rais\w*|switch\w*|mov\w*|chang\w*|upgrad\w*)\s+(?:it\s+|that\s+)?"
                       r"(?:up\s+)?to\s+(?:[a-z]+\s*=?\s*)?$", left):
         return True  # "bump batch from 1 to 32", "at r=8 ... bumping to r=64": the new value
+    if name == "concurrent_users" and re.search(r"\b(?:wants?|needs?|expects?|targets?|goal is|plans? for)\s+(?:to\s+\w+\s+)?"
+                                                r"(?:~|about|around)?\s*$", left):
+        return True  # "~40 users now, product wants 150": the load to plan for
     if name in ("batch", "concurrent_users") and first == 1:
         return True  # "batch 1 and batch 16", "a single user ... 16 at once": 1 is shown beside any load
     if name == "duration_hours" and re.match(r"\s*gpu[- ]?(?:hours?|hrs?)\b", right):
@@ -301,6 +304,8 @@ def _misc_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
                      r"together|in|a|one)\s+){0,3}"
                      r"(?:batch(?:ed)?|بیچ)", right):  # "batching 32 requests", "۶۴ درخواستیں ایک ساتھ بیچ"
         return ("batch", v)
+    if "concurrent_users" in r.values and re.search(r"\b(?:wants?|needs?|expects?|targets?)\s+(?:~|about|around)?\s*$", left):
+        return ("concurrent_users", v)  # "~40 users. product wants 150 by next month"
     if _starts(_unit("users"), right) or re.search(r"\b(?:class|users?|students?|team|traffic|audience|people)\b[^.?!]{0,20}"
                                                   r"\b(?:grows?|goes? up|increases?|rises?|scales?|jumps?)\s+to\s*$", left):
         return ("concurrent_users", v)  # "what if the class grows to 60?"
@@ -375,8 +380,8 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
                                                                                                    "context_tokens")
         role = "output_tokens" if m_out.group(1) in ("reply", "replie", "answer", "response") else role  # "replies ~300"
         return (role, v)  # "(prompt ~400 tokens, output ~100)"
-    if v >= 2 and re.search(r"(?:need|want|make|generate|produce|create|chahiye|چاہیے|چاہئیں)\s*$", left) and \
-            re.match(r"\s*(?:$|[,.;:?!)]|(?:for|to|in|by|of|by|ki|ke|کی|کے)\b)", right):
+    if v >= 2 and re.search(r"(?:needs?|wants?|make|generate|produce|create|chahiye|چاہیے|چاہئیں)\s*$", left) and \
+            re.match(r"\s*(?:$|[,.;:?!)]|(?:for|to|in|by|of|by|ki|ke|کی|کے)\b|(?:a|per) day\b|daily\b|roz\b)", right):
         for unit, role in (("images", "images"), ("examples", "examples")):
             if _unit(unit).search(text[:n.start]) and role not in r.values:
                 return (role, v)  # "need two thousand" after "SDXL images"
