@@ -27,6 +27,12 @@ improve. Choices made by looking at it, so the reported figure is mildly selecte
 row's loss (CLIP: 0.3, 0.7, 1.0, none gave 17.8 %, 14.5 %, 14.7 %, 15.7 % on the first 122 rows) and
 FAMILY_WEIGHT (0, 0.05, 0.2 gave 13.1 %, 12.8 %, 13.8 % on 217 rows) and PRIOR_WEIGHT (0.005, 0.02,
 0.05 gave 12.9 %, 12.3 %, 12.3 %; 0.02 for the better per-engine figures).
+Counting rule for the host operations of kernel wrappers (quant_kernels.csv host_ops), also chosen
+with LOSO in view: every torch call for the bitsandbytes wrappers, GPTQ extension wrappers not
+counted (their residual launch cost fitted): 11.0 % on 217 rows from 34 sources. With the GPTQ
+wrappers counted too: 10.5 % (214 rows, before three ExLlamaV2 rows were added), but it prices
+ExLlama v1 slower than fp16 at batch 1, against the optimum measurement (tests/tools/test_kernels.py);
+every call less same-dtype casts 11.0 % and only kernel launches and allocations 11.4 % (217 rows).
 
 Usage: .venv/bin/python -m benchmarks.calibrate_speed [--loso] [--write]
 """
@@ -38,6 +44,7 @@ import csv
 import math
 import statistics
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,6 +82,11 @@ PRIOR_ENGINE = {"bw_eff_hbm": 0.75, "bw_eff_gddr": 0.8, "overhead_ms_per_layer":
                 "compute_eff": 0.5, "prefill_eff": 0.5, "allreduce_us": 10, "layer_hop_ms": 0.3, "host_sync_share": 0.5}
 PRIOR_KERNEL = {"bw_eff": 1.0, "batch_slope": 0.0, "compute_eff": 1.0, "launch_us_per_linear": 0,
                 "reconstruct_launch_us_per_linear": 0}
+# Priors a kernel's code sets apart from PRIOR_KERNEL. AutoGPTQ's cuda-old kernel
+# (vecquant4matmul_faster_cuda_old, AutoGPTQ 0.4 autogptq_cuda/autogptq_cuda_kernel_64.cu) launches one
+# grid slice per batch row (blockIdx.z = row), each dequantising and streaming the whole weight matrix:
+# weight-read time grows by one batch-1 read per extra row (slope 1) less what the L2 cache shares.
+PRIOR_KERNEL_BY_ID = {"gptq-cuda-old": {"batch_slope": 1.0}}
 # A fitted value pays PRIOR_WEIGHT x log((value + offset) / (prior + offset))^2 on top of its rows' mean
 # |log error|: where rows hardly constrain a number (host-bound rows say little about bandwidth) it
 # stays near its physical prior instead of drifting to whatever absorbs another effect. The offset
@@ -84,10 +96,11 @@ FAMILY_WEIGHT = 0.05
 PRIOR_OFFSET = {"overhead_ms_per_layer": 0.02, "overhead_ms_per_step": 0.25, "allreduce_us": 5.0, "layer_hop_ms": 0.1,
                 "host_sync_share": 0.1, "batch_slope": 0.05, "launch_us_per_linear": 50.0,
                 "reconstruct_launch_us_per_linear": 50.0}
-# Where the batch at which a kernel falls back to dequantise-then-GEMM is known from its code, it is a
-# fact kept from quant_kernels.csv (bitsandbytes 4-bit: a single row runs gemv_4bit, more rows
-# dequantise_4bit + matmul; Marlin, tinygemm, LLM.int8() never do). It is fitted only here:
-RECONSTRUCT_FITTED = {"gptq-exllama", "gptq-exllamav2", "gptq-cuda-old"}
+# The batch at which a kernel falls back to dequantise-then-GEMM is a fact read from its code and kept
+# from quant_kernels.csv (bitsandbytes 4-bit: a single row runs gemv_4bit, more rows dequantize_4bit +
+# F.linear; ExLlama v1 in AutoGPTQ 0.4: matmul_recons_thd = 8; ExLlamaV2: MAX_Q_GEMM_ROWS = 50;
+# AutoGPTQ cuda-old: kernel_switch_threshold = 128; Marlin, tinygemm, LLM.int8() never do). Fitted only here:
+RECONSTRUCT_FITTED: set[str] = set()
 # Kernels whose rows are the engine's own rows (GGUF on llama.cpp, EXL2 on ExLlamaV2 ...): the engine
 # fit absorbs them; fitting both would be one number fitted twice.
 REFERENCE_KERNELS = {"dense", "gguf", "exl2", "mlc-q4f16", "fp8"}
@@ -109,7 +122,8 @@ def _kernel_classes() -> dict[str, str]:
 
 def _borrow_for_unseen_kernels(kernels: dict, by_kernel: dict) -> None:
     """A kernel with no training rows takes the median fit of the kernels of its class that have
-    rows (a GEMV-style kernel is priced like the other GEMV-style kernels), else keeps the prior."""
+    rows (a GEMV-style kernel is priced like the other GEMV-style kernels), else keeps the prior;
+    a number its own code sets (PRIOR_KERNEL_BY_ID) stays at that prior."""
     classes = _kernel_classes()
     for kid, k in kernels.items():
         if by_kernel.get(kid) or kid in REFERENCE_KERNELS:
@@ -118,7 +132,7 @@ def _borrow_for_unseen_kernels(kernels: dict, by_kernel: dict) -> None:
                  if rows and o != kid and o not in REFERENCE_KERNELS and classes.get(o) == classes.get(kid)]
         if peers:
             kernels[kid] = k.model_copy(update={p: statistics.median(getattr(x, p) for x in peers)
-                                                for p in PRIOR_KERNEL})
+                                                for p in PRIOR_KERNEL if p not in PRIOR_KERNEL_BY_ID.get(kid, {})})
 
 
 # One factor for every engine on HBM3/HBM3e GPUs. Without it LOSO is 14.1 %; with this grid (up to
@@ -144,8 +158,29 @@ def _is_eager_consumer(case) -> bool:
     return case.engine in eager and resolve_gpu(case.row["gpu_id"]).gpu.gpu_class == "consumer"
 
 
+@lru_cache(maxsize=None)
+def _counted_kernel(kid: str) -> bool:
+    """A kernel whose host cost is its counted host operations (quant_kernels.csv host_ops) at the
+    shared host_op_us, rather than a launch cost fitted for it alone."""
+    k = next((x for x in load_kernels() if x.id == kid), None)
+    return bool(k and (k.host_ops or k.reconstruct_host_ops))
+
+
+def _pays_host_ops(case) -> bool:
+    """A row whose step includes counted host operations: a counted kernel on an engine without
+    CUDA graphs (the rows host_op_us acts on)."""
+    eng = {e.id: e for e in load_engines()}
+    return not eng[case.engine].cuda_graphs and _counted_kernel(kernel_id(case))
+
+
+# Host time of one counted operation in a kernel wrapper (a torch call from Python): grid and prior. The prior is the order of
+# PyTorch's per-operator CPU overhead from Python (dispatch, argument checks, allocation): ~10 us.
+HOST_OP_GRID = [2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40]
+HOST_OP_PRIOR = 10.0
 # One value for every engine, fitted on the rows it affects: (grid, which rows, prior).
-SHARED = {"hbm3_factor": (HBM3_GRID, _is_hbm3, 1.0), "host_factor_consumer": (HOST_CONSUMER_GRID, _is_eager_consumer, HOST_CONSUMER_PRIOR)}
+SHARED = {"hbm3_factor": (HBM3_GRID, _is_hbm3, 1.0),
+          "host_factor_consumer": (HOST_CONSUMER_GRID, _is_eager_consumer, HOST_CONSUMER_PRIOR),
+          "host_op_us": (HOST_OP_GRID, _pays_host_ops, HOST_OP_PRIOR)}
 # Tied across the engines of one engines.csv bw_group (the same 16-bit matmul kernels).
 GROUPED = ("bw_eff_hbm", "bw_eff_gddr")
 # Fitted on the rows where the GPU, not the host, sets the pace (see _device_rows).
@@ -242,11 +277,15 @@ def _engine_params(train, engines: dict, by_engine: dict) -> list[tuple[tuple[st
     return out
 
 
-def _penalty(key: str, value: float, is_kernel: bool, anchor: float | None = None) -> float:
+def _kernel_prior(kid: str) -> dict:
+    return PRIOR_KERNEL | PRIOR_KERNEL_BY_ID.get(kid, {})
+
+
+def _penalty(key: str, value: float, is_kernel: bool, anchor: float | None = None, obj: str = "") -> float:
     """PRIOR_WEIGHT x log-distance from the physical prior, plus FAMILY_WEIGHT x log-distance from
     `anchor` (the related engine generation's fit, in the second pass)."""
     off = PRIOR_OFFSET.get(key, 0.0)
-    prior = SHARED[key][2] if key in SHARED else (PRIOR_KERNEL if is_kernel else PRIOR_ENGINE).get(key)
+    prior = SHARED[key][2] if key in SHARED else (_kernel_prior(obj) if is_kernel else PRIOR_ENGINE).get(key)
     out = PRIOR_WEIGHT * math.log((value + off) / (prior + off)) ** 2 if prior is not None and PRIOR_WEIGHT else 0.0
     if anchor is not None and FAMILY_WEIGHT and (value + off) > 0 and (anchor + off) > 0:
         out += FAMILY_WEIGHT * math.log((value + off) / (anchor + off)) ** 2
@@ -257,11 +296,11 @@ def _descend(table: dict, ids: tuple, key: str, grid, rows, engines: dict, kerne
              anchor: float | None = None) -> None:
     """Set `key` on every object in `ids` to the grid value with the lowest loss on `rows` plus its
     penalties (in place)."""
-    best = _loss(rows, engines, kernels) + _penalty(key, getattr(table[ids[0]], key), is_kernel, anchor)
+    best = _loss(rows, engines, kernels) + _penalty(key, getattr(table[ids[0]], key), is_kernel, anchor, ids[0])
     for v in grid:
         trial = table | {i: table[i].model_copy(update={key: v}) for i in ids}
         loss = (_loss(rows, engines if is_kernel else trial, trial if is_kernel else kernels)
-                + _penalty(key, v, is_kernel, anchor))
+                + _penalty(key, v, is_kernel, anchor, ids[0]))
         if loss < best - 1e-9:
             best = loss
             table.update({i: trial[i] for i in ids})
@@ -271,7 +310,7 @@ def _start() -> tuple[dict, dict]:
     engines = {e.id: e.model_copy(update=PRIOR_ENGINE | {k: prior for k, (_, _, prior) in SHARED.items()}
                                   | ({"kv_passes": 3} if e.id in KV_PASSES_FITTED else {}))
                for e in load_engines()}
-    kernels = {k.id: k.model_copy(update=PRIOR_KERNEL | ({"reconstruct_batch": 0} if k.id in RECONSTRUCT_FITTED
+    kernels = {k.id: k.model_copy(update=_kernel_prior(k.id) | ({"reconstruct_batch": 0} if k.id in RECONSTRUCT_FITTED
                                                          else {})) for k in load_kernels()}
     return engines, kernels
 

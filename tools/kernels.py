@@ -18,6 +18,12 @@ A weight-only quantised kernel is not "fewer bytes, same speed". Each family is 
     reconstruct_launch_us_per_linear  extra host time per linear on the dequantise-then-GEMM path: in
                        bitsandbytes 4-bit a single row calls one fused gemv_4bit, more rows go through
                        the MatMul4Bit autograd function, dequantize_4bit's Python wrapper and F.linear
+    host_ops           host operations per call beyond the one of a 16-bit linear (counted from the
+                       wrapper's code: every torch operator call, allocation, view or cast, and every
+                       native kernel call); an eager engine pays each at its host_op_us, one fitted
+                       figure for every kernel and engine, so a kernel's host cost is judged on the
+                       measurements of other kernels too
+    reconstruct_host_ops  extra host operations per call on the dequantise-then-GEMM path
     host_sync          the kernel reads a data-dependent size back to the host on every call (LLM.int8()
                        with an outlier threshold: `outliers.any()` / `torch.argwhere` in bitsandbytes 0.45,
                        `torch.unique` of the COO outliers in 0.37-0.44), so an eager loop stalls on each
@@ -27,8 +33,8 @@ Time of the linear layers for batch b (weights W bytes, Pq quantised weights, ba
     reconstruct (b >= reconstruct_batch > 0):  (W + 4 Pq) / B   (a dequantise kernel and a 16-bit GEMM)
     fused:                                     W / (B x bw_eff) x (1 + batch_slope x (b - 1))
     t_linear = max(memory, b x 2 x active params / (peak x engine compute_eff x kernel compute_eff))
-               + (launch_us_per_linear [+ reconstruct_launch_us_per_linear when reconstructing])
-                 x quantised linears (eager engines only)
+               + (launch_us_per_linear + host_ops x host_op_us [+ the reconstruct_ pair when
+                 reconstructing]) x quantised linears (eager engines only)
 """
 
 from __future__ import annotations
@@ -54,6 +60,10 @@ class KernelProfile(BaseModel):
     launch_us_per_linear: float = Field(0.0, ge=0, description="extra launch time per quantised linear (eager)")
     reconstruct_launch_us_per_linear: float = Field(0.0, ge=0, description="extra host time per quantised linear "
                                                     "on the dequantise-then-GEMM path (eager engines)")
+    host_ops: float = Field(0.0, ge=0, description="host operations per call beyond a 16-bit linear's one "
+                            "(counted from the wrapper's code), each costing the engine's host_op_us")
+    reconstruct_host_ops: float = Field(0.0, ge=0, description="extra host operations per call on the "
+                                        "dequantise-then-GEMM path (counted from the code)")
     host_sync: bool = Field(False, description="every call waits for the GPU (a data-dependent shape read back "
                             "on the host), so an eager engine cannot enqueue ahead: host and GPU time add")
     source: str = ""
@@ -66,7 +76,7 @@ DENSE = KernelProfile(id="dense", name="16-bit GEMM (cuBLAS-class)", formats=("b
 
 def linear_time_s(k: KernelProfile, *, weight_bytes: float, quantized_params: float, batch: int, bandwidth: float,
                   matmul_flops: float, peak_flops: float | None, engine_compute_eff: float,
-                  quantized_linears: int, cuda_graphs: bool) -> tuple[float, float, float]:
+                  quantized_linears: int, cuda_graphs: bool, host_op_us: float = 0.0) -> tuple[float, float, float]:
     """Seconds of the linear layers of one decode step: (memory time, compute time, launch time).
 
     Args:
@@ -76,6 +86,7 @@ def linear_time_s(k: KernelProfile, *, weight_bytes: float, quantized_params: fl
         matmul_flops: 2 x active params x batch, per GPU.
         peak_flops: dense tensor rate (FLOP/s) or None when unknown (compute not counted).
         quantized_linears: quantised linear layers executed per step (launch cost in eager engines).
+        host_op_us: the engine's host time per counted host operation (eager engines), microseconds.
     """
     reconstruct = bool(k.reconstruct_batch) and batch >= k.reconstruct_batch
     if reconstruct:
@@ -85,6 +96,8 @@ def linear_time_s(k: KernelProfile, *, weight_bytes: float, quantized_params: fl
     else:
         t_mem = weight_bytes / (bandwidth * k.bw_eff) * (1.0 + k.batch_slope * (batch - 1))
     t_comp = matmul_flops / (peak_flops * engine_compute_eff * k.compute_eff) if peak_flops else 0.0
-    launch_us = k.launch_us_per_linear + (k.reconstruct_launch_us_per_linear if reconstruct else 0.0)
+    launch_us = k.launch_us_per_linear + k.host_ops * host_op_us
+    if reconstruct:
+        launch_us += k.reconstruct_launch_us_per_linear + k.reconstruct_host_ops * host_op_us
     t_launch = 0.0 if cuda_graphs else launch_us * 1e-6 * quantized_linears
     return t_mem, t_comp, t_launch

@@ -85,6 +85,9 @@ class EngineProfile(BaseModel):
                                         "fewer, faster-clocked "
                                         "cores (e.g. 5.8 GHz vs 3.8 GHz max turbo for the same Golden Cove core "
                                         "generation); one value for every engine, fitted jointly")
+    host_op_us: float = Field(10.0, gt=0, le=100, description="host time of one counted operation in a quantised "
+                              "kernel's Python wrapper (eager engines; tools/kernels.py host_ops); one value for "
+                              "every engine, fitted jointly")
     fp8_compute: bool = True
     kernels: dict[str, KernelProfile] = Field(default_factory=dict,
                                              description="default kernel per weight format (int4, int8, nf4, fp8, gguf)")
@@ -286,7 +289,8 @@ def estimate_speed(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: Speed
     t_wmem, t_wcomp, t_launch = linear_time_s(
         kern, weight_bytes=w_bytes / tp, quantized_params=blocks / tp if fmt.is_quantized else 0.0,
         batch=req.batch, bandwidth=bw, matmul_flops=req.batch * 2.0 * counts.active / tp, peak_flops=peak_flops,
-        engine_compute_eff=engine.compute_eff, quantized_linears=n_linears, cuda_graphs=engine.cuda_graphs)
+        engine_compute_eff=engine.compute_eff, quantized_linears=n_linears, cuda_graphs=engine.cuda_graphs,
+        host_op_us=engine.host_op_us)
     kv_bytes = req.batch * avg_ctx * kv_cache_bytes_per_token(a, dtype_bytes(req.kv_precision), tp)
     t_kvmem = kv_bytes * engine.kv_passes / bw
     q_width = a.num_attention_heads * a.head_dim
