@@ -66,11 +66,12 @@ def loso_rows():
 
 
 def test_leave_one_source_out_overall(loso_rows):
-    # measured 12.5 % (217 rows, 34 sources) with bitsandbytes host operations counted from the code and the
-    # dequantise thresholds read from the GPTQ kernels' code; the previous model scored 12.5 % on these rows
-    # (12.3 % on the 217 rows from 32 sources it was written for). The target is 10 %.
+    # measured 11.0 % (217 rows, 34 sources) with bitsandbytes host operations counted from the code, the
+    # dequantise thresholds read from the GPTQ kernels' code and vLLM V1 priced like torch.compile out of
+    # sample; the previous model scored 12.5 % on these rows (12.3 % on the 217 rows from 32 sources it was
+    # written for). The target is 10 %.
     assert len(loso_rows) == len(SCORED)
-    assert summary(loso_rows)["median_abs_pct"] <= 13.5
+    assert summary(loso_rows)["median_abs_pct"] <= 12.0
 
 
 def test_leave_one_source_out_per_engine_with_two_or_more_sources(loso_rows):
