@@ -146,7 +146,9 @@ def score_row(row: dict, got: dict) -> dict:
     facts = exp.get("facts") or {}
     wrong = {k: (v, got.get("models" if k == "model" and isinstance(v, list) else k)) for k, v in facts.items()
              if not fact_ok(k, v, got.get("models" if k == "model" and isinstance(v, list) else k))
-             and not (k == "spot" and v is True and got.get("both_pricing"))}  # spot beside on-demand shows spot
+             and not (k == "spot" and v is True and got.get("both_pricing"))  # spot beside on-demand shows spot
+             and not (k in ("images", "examples") and got.get("method") in ("lora", "qlora", "full", "finetune")
+                      and fact_ok("examples", v, got.get("examples") or got.get("images")))}  # an image LoRA's training set
     spurious = []
     if "gpus" not in facts and got.get("gpus") and not want_int & {"prices"} and want_int & COMPUTE_INTENTS:
         spurious.append(("gpus", got["gpus"]))

@@ -145,12 +145,22 @@ def _find_pipeline(text: str, toks: list[tuple[int, int, str]], taken: list[tupl
                 family = exc.ambiguous and exc.suggestions and len(word) >= 4 and re.fullmatch(r"[a-z0-9.\- ]+", cand) and \
                     all(re.sub(r"[^a-z0-9.]", "", x).startswith(word) for x in exc.suggestions)
                 pipe = resolve_diffusion(sorted(exc.suggestions)[0]) if family else None
+            if pipe and n > 1 and _same_pipeline(text[toks[i + 1][0]:e], pipe[0].model_id):
+                break  # "frames w/ flux schnell": the words before the name are not part of it
             if pipe:
                 out.append(Span(s, e, pipe[0].model_id, cand))
                 step = n
                 break
         i += step
     return out
+
+
+def _same_pipeline(cand: str, model_id: str) -> bool:
+    try:
+        pipe = resolve_diffusion(cand)
+    except UnknownModel:
+        return False
+    return bool(pipe) and pipe[0].model_id == model_id
 
 
 def find_gpus(text: str, skip: list[tuple[int, int]]) -> tuple[list[Span], list[Span]]:

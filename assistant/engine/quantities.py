@@ -13,6 +13,7 @@ __all__ = ["assign_roles", "counts_per_card"]
 import re
 from dataclasses import dataclass, field
 
+from assistant.engine.durations import time_role
 from assistant.engine.gigabytes import memory_role
 from assistant.engine.numbers import Num
 from knowledge.lexicon import pattern_map, patterns
@@ -136,8 +137,8 @@ def _replaces(name: str, left: str, right: str, first: float) -> bool:
 
 
 def _resolution(text: str, nums: list[Num], r: Roles) -> None:
-    for m in re.finditer(r"(\d{3,4})\s*[x×*]\s*(\d{3,4})", text):
-        r.values.setdefault("resolution", float(m.group(1)))
+    for m in re.finditer(r"(\d{3,4})\s*[x×*]\s*(\d{3,4})|(\d{3,4})\s*²", text):
+        r.values.setdefault("resolution", float(m.group(1) or m.group(3)))  # "1024x1024", "1024²"
         for i, n in enumerate(nums):
             if m.start() <= n.start < m.end():
                 r.used.add(i)
@@ -322,7 +323,7 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
         m = _starts(_unit(unit), right)
         if m and not (unit == "minutes" and n.scale) and not re.match(r"\s*m\b", right) or \
                 (m and unit == "hours" and re.match(r"\s*h\b", right)):
-            return _time_role(v * factor, left, right)
+            return time_role(v * factor, left, right)
     if _starts(_unit("images"), re.sub(r"^\s*\d{3,4}\s*[x×*]\s*\d{3,4}\s*(?:px)?", "", right)):
         return ("images", v)  # "two thousand 1024x1024 images": the count before the size
     if n.scale in ("b", "bn", "billion", "t", "trillion", "ارب", "بلین", "arab", "کھرب", "kharab", "ٹریلین") or \
@@ -331,6 +332,9 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
             return ("params_b", v / 1e9)
         if re.match(r"\s*(?:-|\s)?(?:param|parameter)", right):
             return ("params_b", v / 1e9 if v >= 1e6 else v)
+    if n.scale in ("m", "million") and re.match(r"\s*(?:[\w.\-]+\s+){0,3}?(?:style\s+|sized?\s+)?(?:model|llm|gpt)\b", right) and \
+            not re.match(r"\s*(?:[\w.\-]+\s+){0,3}?tok", right):
+        return ("params_b", v / 1e9)  # "a 125M GPT-2-small style model"
     if _starts(_unit("steps"), right) or re.search(r"steps?\s*(?:=|:|of)?\s*$", left) and \
             not re.search(r"\d\s*steps?\s*$", left):  # "4 steps 1024": the steps were counted before the word
         return ("steps", v)
@@ -380,6 +384,13 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
                                                                                                    "context_tokens")
         role = "output_tokens" if m_out.group(1) in ("reply", "replie", "answer", "response") else role  # "replies ~300"
         return (role, v)  # "(prompt ~400 tokens, output ~100)"
+    return _by_reference(text, n, right, left, r)
+
+
+def _by_reference(text: str, n: Num, right: str, left: str, r: Roles) -> tuple[str, float] | None:
+    """A count that names its quantity elsewhere: "need two thousand" after "SDXL images", "bump batch from
+    1 to 32", "examples are 40k"."""
+    v = n.value
     if v >= 2 and re.search(r"(?:needs?|wants?|make|generate|produce|create|chahiye|چاہیے|چاہئیں)\s*$", left) and \
             re.match(r"\s*(?:$|[,.;:?!)]|(?:for|to|in|by|of|by|ki|ke|کی|کے)\b|(?:a|per) day\b|daily\b|roz\b)", right):
         for unit, role in (("images", "images"), ("examples", "examples")):
@@ -472,28 +483,3 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
     if _CONTEXT_NEAR.search(near_r):
         return ("context_tokens", _ctx(n))
     return ("context_tokens", _ctx(n))
-
-
-def _time_role(hours: float, left: str, right: str) -> tuple[str, float]:
-    if hours == 24 and re.match(r"\s*\w*\s*(?:/\s*7|a day|chal|چل|run|non-?stop|round the clock)", right):
-        return ("_always_on", hours)  # "24 گھنٹے چلے گا", "24 hours a day": always on, not a one-day job
-    if re.search(r"(?:kills?|limit|cap|time ?out|times out|cut ?off|max(?:imum)? (?:session|runtime))\b[^.?!]{0,20}$", left):
-        return ("deadline_hours", hours)  # "kaggle kills the session at 12h"
-    cue = patterns("deadline_cues")
-    if re.search(r"(?:call it|say|i\.e\.|that'?s|so|roughly)\s*~?\s*$", left) and cue and cue.search(left[-40:]):
-        return ("deadline_hours", hours)  # "by Friday — call it 48 hours"
-    l_tail = left[-10:]  # "by 6 hours", "within 2 days": the cue sits right before the amount
-    if re.match(r"\s*\w*\s*(?:tak|تک)\s+(?:musalsal|lagatar|مسلسل|لگاتار|روزانہ|چل)", right):
-        return ("duration_hours", hours)  # "ایک ہفتے تک مسلسل چلانے": for a week, non-stop
-    if cue and cue.search(l_tail) or \
-            re.match(r"\s*\w*\s*(?:tak|تک|کے اندر|اندر|ke andar|andar|se pehle|سے پہلے|میں|mein|me)\b", right) \
-            or re.search(r"(?:deadline|due\b|ڈیڈ ?لائن)", left) or \
-            re.search(r"\b(?:i|we) (?:only )?(?:have|got)\b[^.?!]{0,22}$", left) or \
-            re.search(r"(?:میرے پاس|ہمارے پاس|mere paas|hamare paas)\W+(?:\w+\W+){0,2}$", left) or \
-            re.search(r"\b(?:sirf|only|bas|just)\W*$|صرف\W*$", left) and \
-            re.match(r"\s*\w*\s*(?:hain|hai|ہیں|ہے|left|baqi|باقی)\b", right) or \
-            re.match(r"\s*\w*\s*(?:ka|ki|کا|کی)\s+(?:time|waqt|وقت)\s+(?:hai|ہے)", right) or \
-            re.match(r"\s*\w*\s*(?:ki|ka|کی|کا|of)?\s*(?:deadline|ڈیڈ ?لائن)", right) or \
-            re.search(r"\(\W*$", left) and cue and cue.search(left[-40:]):  # "until end of quarter (~6 weeks)"
-        return ("deadline_hours", hours)
-    return ("duration_hours", hours)

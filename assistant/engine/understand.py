@@ -132,6 +132,8 @@ def _understand_cached(raw: str) -> Query:
     size = re.search(r"(?<![\dx.])(\d+(?:\.\d+)?)\s?b\b", (q.model_unknown or "").lower())
     if size and q.params_b is None and patterns("vouched_model").search(t):
         q.params_b = float(size.group(1))  # "Mehran-13B naam ka ek model hai": the size its name states
+    if q.images and q.method in ("lora", "qlora", "full", "finetune") and not q.examples:
+        q.examples, q.images = q.images, None  # "an SDXL LoRA on 200 images": the training set, not images to make
     if re.search(r"\b24\s*/\s*7\b", t):  # "runs 24/7": always on, read by the duration phrases
         q.not_used = [x for x in q.not_used if x not in ("24", "7")]
         q.number_uses |= {"24": "always on (24/7)", "7": "always on (24/7)"}
@@ -258,7 +260,8 @@ def _read_numbers(t: str, q: Query, name_spans: list[tuple[int, int]], gpu_spans
 
 def _ordinal_or_version(t: str, n) -> bool:
     after = t[n.end:n.end + 3]
-    return bool(re.match(r"(?:st|nd|rd|th|%|\.\d|\))", after)) or (1900 <= n.value <= 2100 and not n.scale)
+    return bool(re.match(r"(?:st|nd|rd|th|%|\.\d|\))", after)) or (1900 <= n.value <= 2100 and not n.scale) or \
+        bool(re.search(r"\b(?:gpt|phi|llama|qwen|gemma|mistral|t5|bert|opt|bloom|falcon|yi|olmo)-$", t[:n.start]))  # "GPT-2"
 
 
 def _read_words(t: str, q: Query) -> None:

@@ -896,3 +896,17 @@ def test_batch31_classes(text, facts):
 ])
 def test_batch31_intents(text, intents):
     assert intents <= set(understand(text).intents)
+
+
+@pytest.mark.parametrize("text, facts", [
+    ("how long would it take to train an SDXL LoRA on 200 images, 10 epochs, batch 4, 1024 res on a rented 4090",
+     {"examples": 200, "images": None}),
+    ("we generate ~300k SDXL images a month for an ecommerce client (1024², 25 steps)", {"resolution": 1024, "images": 300000}),
+    ("side project: how long to pretrain a 125M GPT-2-small style model on 10B tokens on one 4090?",
+     {"params_b": 0.125, "dataset_tokens": 10e9}),
+    ("making an AI music video: ~6000 frames w/ Flux schnell at 768x768", {"images": 6000, "model": "flux.1-schnell"}),
+    ("تقریباً تین ہزار فریم SD3.5 Large Turbo سے بنانے ہیں، ریزولوشن 1024 اور چار اسٹیپس", {"images": 3000}),
+])
+def test_batch32_classes(text, facts):
+    _check_facts(text, facts)
+    assert not understand(text).not_used
