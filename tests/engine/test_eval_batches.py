@@ -44,6 +44,9 @@ EVAL = Path(__file__).resolve().parents[1] / "data" / "eval"
     ("batch27.jsonl", 96, 0.98),
     ("batch28.jsonl", 100, 0.98),
     ("batch29.jsonl", 101, 0.98),
+    ("batch30.jsonl", 95, 0.97),
+    ("batch31.jsonl", 87, 0.97),
+    ("batch32.jsonl", 89, 0.96),
 ])
 def test_batch_stays_understood(batch, min_full, min_facts):
     summary, results = evaluate(EVAL / batch, understand_new)
