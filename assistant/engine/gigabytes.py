@@ -25,7 +25,8 @@ def memory_role(v: float, right: str, left: str, has_model: bool, gpu_spans, at:
         return ("gpu_memory_gb", v)  # "32gb should be enough right?": the card's memory
     if re.search(r"(?:card|gpu|کارڈ|جی پی یو)\s*(?:کی|ki|ka|کا|of|has|with)\s*$", left) or \
             gpu_spans and re.match(r"\s*(?:gb|gib)\s*(?:hi|ہی)\s*(?:hai|he|ہے)", right) or \
-            gpu_spans and re.search(r"(?:\bit'?s|\bit is|\bit has|اس میں|is mein|isme)\s*$", left):  # "it's 192GB right?"
+            gpu_spans and re.search(r"(?:\bit'?s|\bit is|\bit has|اس میں|is mein|isme|میرے والے میں|mere wale mein|"
+                                    r"\bmine has|\bmine is)\s*$", left):  # "it's 192GB right?", "میرے والے میں 12GB"
         return ("gpu_memory_gb", v)  # "ایک card کی 192GB میں": the card's memory
     if re.match(r"\s*(?:gb|gib|gigs?|g)?\s*(?:wala|wali|waala|والا|والی)?\s*(?:card|gpu|vram|graphics|کارڈ|جی پی یو)", right) or \
             re.search(r"\bfits? (?:in|on|into|within)\s*$", left):

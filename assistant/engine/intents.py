@@ -128,8 +128,8 @@ def _solve_intents(e: _Evidence) -> None:
 def _measure_intents(e: _Evidence) -> None:
     """Recommend, speed, time, cost and prices from their cue words and the facts they need."""
     q, cues = e.q, e.cues
-    if "recommend" in cues and not e.has_model and not q.facts() and patterns("domain").search(e.t) and \
-            ("guide" not in cues or re.search(r"\b(?:what|which) (?:gpu|card)\b", e.t)):
+    if "recommend" in cues and not e.has_model and not set(q.facts()) - {"method"} and patterns("domain").search(e.t) and \
+            ("guide" not in cues or re.search(r"\b(?:what|which) (?:gpu|card)\b|\bwhere (?:do i|to|should (?:i|we)|do we) start\b", e.t)):
         e.add("recommend")  # "which GPU should I rent for my project?": asked back for the model
     if "recommend" in cues and (e.has_model or e.image or e.training or e.comparing or q.gpus or q.egress_gb or q.storage_gb):
         # "which providers offer H100s, and the rate?", "which provider should I pick for H100s?"
@@ -196,7 +196,8 @@ def _compare_and_guide(e: _Evidence) -> None:
     why = _hint("why", t)
     asks_amount = _hint("quantity", t) and _hint("need", t) and cues & {"fit", "speed", "train_time", "cost"}
     # "how much VRAM do I need to fine-tune?" asks for a number (and the model); "how much does checkpointing save?" does not
-    which_gpu = "recommend" in e.intents and re.search(r"\b(?:what|which) (?:gpu|card)\b", t)  # asked back for the model
+    which_gpu = "recommend" in e.intents and re.search(  # asked back for the model
+        r"\b(?:what|which) (?:gpu|card)\b|\bwhere (?:do i|to|should (?:i|we)|do we) start\b", t)
     if "guide" in cues and not q.model and not asks_amount and not which_gpu and (patterns("domain").search(t) or q.gpus) and \
             (not q.has_gpu and (not numbers or not (q.has_model or q.gpu_memory_gb or q.storage_gb or q.egress_gb or q.billing)
                                 and not cues & {"fit", "speed", "train_time", "cost", "recommend"})
@@ -223,7 +224,7 @@ def _intents(t: str, q: Query) -> None:
     _implied(q, e.intents, e.cues, t)
     intents = e.intents or ["out_of_scope"]
     if patterns("off_topic").search(t) and not (e.has_model or q.gpus or q.providers) or \
-            patterns("off_topic_always").search(t) and not e.has_model and not explicit:  # "bitcoin mining on an H100"
+            patterns("off_topic_always").search(t) and not e.has_model and not (explicit and e.has_gpu):  # "bitcoin mining"
         intents = ["out_of_scope"]  # "a joke about GPUs": not a question the tools answer
     if q.injection and not ((e.has_model or e.has_gpu) and (explicit or q.solve_for)):
         intents = ["out_of_scope"]  # only instructions to the assistant; a real question beside them is answered

@@ -311,6 +311,8 @@ def _is_model_like(name: str) -> bool:
         return False
     if re.fullmatch(r"(?:[A-Z][a-z]+ )?(?:GPU|GPUs|RTX|GTX|AWS|GCP|Azure|Lambda|RunPod|Vast|NVIDIA|AMD)\b.*", name):
         return False
+    if _UNKNOWN_GPU.fullmatch(name.lower()):
+        return False  # "B300X": a GPU-like name, asked about as a GPU
     if re.search(r"\b(?:gpus?|node|hours?|hr|instance|vm|cards?|per)\b", name.lower()):
         return False  # "Per-GPU", "H100-node": hardware words, not a model
     if len(name) < 5 and not re.search(r"[\d-]", name):

@@ -133,7 +133,9 @@ def _replaces(name: str, left: str, right: str, first: float) -> bool:
         return True  # "batch 1 and batch 16", "a single user ... 16 at once": 1 is shown beside any load
     if name == "duration_hours" and re.match(r"\s*gpu[- ]?(?:hours?|hrs?)\b", right):
         return True  # "a one-week workshop ... about 20 GPU-hours total": the compute, not the calendar
-    return name == "concurrent_users" and bool(_AT_ONCE.match(right) or _AT_ONCE_BEFORE.search(left))
+    return name == "concurrent_users" and bool(_AT_ONCE.match(right) or _AT_ONCE_BEFORE.search(left) or re.match(
+        r"\s*(?:[a-z]+\s+){0,4}(?:use|using|chat\w*|online|hitting|query\w*)\b.{0,25}(?:at the same time|at once|concurrently|"
+        r"simultaneously)", right))  # "~200 employees but maybe 15 using it at the same time"
 
 
 def _resolution(text: str, nums: list[Num], r: Roles) -> None:
@@ -157,7 +159,7 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
 
 
 # between a count and the GPU name: "8x", "8 nvidia", "8 عدد" (pieces), "8 units of", "ek hi" (just one)
-_COUNTER = r"\s*[x×]?\s*(?:(?:hi|ہی)\s+)?(?:(?:units? of|pcs|pieces? of|nos?\.?|عدد|adad)\s+)?" \
+_COUNTER = r"\s*[x×]?\s*(?:(?:hi|ہی)\s+)?(?:(?:units? of|pcs|pieces? of|nos?\.?|عدد|adad)\s+)?(?:\d{1,3}\s?gb\s+)?" \
            r"(?:(?:rented|dedicated|spare|extra|additional|more|used|cloud)\s+)?(?:nvidia\s+|geforce\s+)?"
 
 
@@ -243,6 +245,9 @@ def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model,
     elif _starts(_unit("context"), right) or re.search(r"(?:context|ctx|context length|context window|seq(?:uence)?(?:[ _-]?len(?:gth)?)?|max[ _-]?len)\s*(?:of|=|:|is|at|to|length)?\s*(?:~|about|around)?\s*$", left) \
             or re.search(r"(?:کانٹیکسٹ|سیاق|(?:سیکوئنس|سیکوینس|سیکوینس) ?(?:کی )?(?:لمبائی|لینتھ)?)\s*(?:تقریباً|تقریبا|لگ بھگ|taqreeban)?\s*$", left):
         return ("context_tokens", _ctx(n))
+    label = re.search(r"\b(input|prompt|output)s?\s*[:=]?\s*(?:~|about|around)?\s*$", left)
+    if label and re.match(r"\s*[- ]?tokens?\b", right):  # "input 2000 tokens output 500": the label before the amount
+        return ("output_tokens" if label.group(1) == "output" else "prompt_tokens", _ctx(n))
     m_kind = re.match(r"\s*(output|prompt|input|context|generated|new)\s+tokens?\b", right) or \
         re.match(r"\s*[- ]?tokens?\s+(repl(?:y|ies)|answers?|responses?|outputs?)\b", right)
     if m_kind:  # "512 output tokens"
@@ -300,7 +305,7 @@ def _misc_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
     v = n.value
     if _starts(_unit("epochs"), right) or re.search(r"epochs?\s*(?:=|:|of)?\s*$", left):
         return ("epochs", v)  # an absurd count is kept: the time tool names the limit it breaks
-    if re.search(r"(?:batch(?:es|ing|ed)?(?:[- ]?size)?|micro-?batch(?:[- ]?size)?|\bbs|mbs|بیچ(?: سائز)?)[\s-]*(?:of|=|:|is)?\s*$", left) or \
+    if re.search(r"(?:batch(?:es|ing|ed)?(?:[- ]?size)?|micro-?batch(?:[- ]?size)?|\bbs|mbs|بیچ(?: سائز)?)[\s-]*(?:of|=|:|is|to)?\s*$", left) or \
             re.match(r"\s*(?:(?:requests?|prompts?|sequences?|images?|queries|درخواستیں|درخواستوں|ریکویسٹس|ریکویسٹ|کو|ایک|ساتھ|"
                      r"together|in|a|one)\s+){0,3}"
                      r"(?:batch(?:ed)?|بیچ)", right):  # "batching 32 requests", "۶۴ درخواستیں ایک ساتھ بیچ"
@@ -389,8 +394,11 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
 
 def _by_reference(text: str, n: Num, right: str, left: str, r: Roles) -> tuple[str, float] | None:
     """A count that names its quantity elsewhere: "need two thousand" after "SDXL images", "bump batch from
-    1 to 32", "examples are 40k"."""
+    1 to 32", "examples are 40k", "4k prompt and 512 output"."""
     v = n.value
+    side = re.match(r"\s*(output|prompt|input)s?\b", right)
+    if side and re.search(r"\btokens?\b|\d\s?k\b|\bprompt|\boutput", r.text):
+        return ({"output": "output_tokens"}.get(side.group(1), "prompt_tokens"), _ctx(n))
     if v >= 2 and re.search(r"(?:needs?|wants?|make|generate|produce|create|chahiye|چاہیے|چاہئیں)\s*$", left) and \
             re.match(r"\s*(?:$|[,.;:?!)]|(?:for|to|in|by|of|by|ki|ke|کی|کے)\b|(?:a|per) day\b|daily\b|roz\b)", right):
         for unit, role in (("images", "images"), ("examples", "examples")):

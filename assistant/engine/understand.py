@@ -25,6 +25,7 @@ from assistant.engine.names import find_concepts, find_gpus, find_instances, fin
 from assistant.engine.cards import elided_variants, one_per_card, variant_by_memory
 from assistant.engine.numbers import find_numbers
 from assistant.engine.quantities import assign_roles, counts_per_card
+from assistant.engine.relative import relative_changes
 from assistant.engine.intents import cue_set, finalize
 from assistant.engine.normalise import MAX_CHARS, normalise
 from assistant.engine.query import Query, merge
@@ -39,7 +40,8 @@ def _negated(t: str, start: int, end: int | None = None) -> bool:
     before = t[max(0, start - 22):start]
     hits = list(neg.finditer(before)) if neg else []
     # the negation governs the words right after it, not past a bracket or comma ("(not lora) in bf16")
-    if hits and not re.search(r"[),.;]", before[hits[-1].end():]) and not re.search(r"\b(?:but|instead|rather)\b", before[-8:]):
+    if hits and not re.search(r"[),.;—–]|\s-\s", before[hits[-1].end():]) and \
+            not re.search(r"\b(?:but|instead|rather)\b", before[-8:]):  # "not LoRA — full weights": the dash ends it
         return True
     if end is not None and after:
         m = after.match(re.sub(r"^(?:wala|wali|wale|والا|والی|والے)\s+", "", t[end:end + 20].lstrip(" ,)(-")))
@@ -217,6 +219,7 @@ def _unique(xs: list) -> list:
 
 _GETS_A_GPU = (r"[^.?!]{0,30}?(?:\bgpus?\b|\bgets?\b|\bneeds?\b|\bwill\b|\bruns?\b|\bto run\b|\bq?lora\b|\bfine-?tune|"
                r"\btrain|جی پی یو|ملے|کرے)")  # "each needs to run ...", "ہر طالب علم کو ایک GPU ملے گا"
+_VERSION_BEFORE = re.compile(r"\b(?:gpt|phi|llama|qwen|gemma|mistral|t5|bert|opt|bloom|falcon|yi|olmo)-$")  # "GPT-2"
 _NOT_ROMAN = frozenset({"en", "ur"})  # Roman Urdu number words ("do", "sat", "tin") only in Roman Urdu text
 
 
@@ -247,6 +250,9 @@ def _read_numbers(t: str, q: Query, name_spans: list[tuple[int, int]], gpu_spans
         elif bits in _BITS and not _negated(t, pos) and q.precision is None:
             q.precision = _BITS[bits]
     q.alternatives = {k: v for k, v in roles.second.items() if not k.startswith("_")}
+    for i, n in enumerate(nums):
+        if i not in roles.used and _VERSION_BEFORE.search(t[:n.start]):
+            roles.role_of[i] = "model version"  # "GPT-2-small style": part of a name
     q.number_uses = {n.text: roles.role_of[i] for i, n in enumerate(nums) if i in roles.role_of}
     q.not_used = [n.text for i, n in enumerate(nums) if i not in roles.used and not n.is_word
                   and not _ordinal_or_version(t, n) or roles.role_of.get(i) in ("_other_currency", "_claimed")]
@@ -261,7 +267,7 @@ def _read_numbers(t: str, q: Query, name_spans: list[tuple[int, int]], gpu_spans
 def _ordinal_or_version(t: str, n) -> bool:
     after = t[n.end:n.end + 3]
     return bool(re.match(r"(?:st|nd|rd|th|%|\.\d|\))", after)) or (1900 <= n.value <= 2100 and not n.scale) or \
-        bool(re.search(r"\b(?:gpt|phi|llama|qwen|gemma|mistral|t5|bert|opt|bloom|falcon|yi|olmo)-$", t[:n.start]))  # "GPT-2"
+        bool(_VERSION_BEFORE.search(t[:n.start]))  # "GPT-2"
 
 
 def _read_words(t: str, q: Query) -> None:
@@ -461,32 +467,13 @@ def understand_turn(text: str, prior: Query | None) -> Query:
     size = re.search(r"(?<![\dx.])(\d+(?:\.\d+)?)\s?b\b", (merged.model_unknown or "").lower())
     if size and merged.params_b is None and patterns("vouched_model").search(normalise(text)):
         merged.params_b = float(size.group(1))  # "it's a dense llama-style model": the size its name states
-    _relative_changes(t, prior, merged)
+    relative_changes(t, prior, merged)
     keep = list(prior.intents)
     if len(q.gpus) == 1 and len(merged.gpus) == 1 and "recommend" in keep and merged.has_model:
         # "which GPU for Gemma 9B?" ... "and on an L4?": that card is weighed, no longer searched for
         serving = merged.method in (None, "inference")
         keep = ["fit"] + (["speed"] if serving else []) + [i for i in keep if i not in ("recommend", "fit", "speed")]
     return finalize(merged, keep_intents=keep)
-
-
-def _relative_changes(t: str, prior: Query, merged: Query) -> None:
-    """"double the users and half the context", "آدھا ڈیٹا اور دو گنا epochs": the thread's value times the factor."""
-    for lx in lexicon().values():
-        rel = lx.get("relative")
-        if not rel:
-            continue
-        for word, factor in rel["factors"].items():
-            for target, field in rel["targets"].items():
-                if not re.search(rf"(?<!\w){re.escape(word)}\s+(?:the\s+|کر\s+)?(?:{target})(?!\w)|(?<!\w)(?:{target})\s+(?:ko\s+)?"
-                                 rf"{re.escape(word)}(?!\w)", t):
-                    continue
-                old = getattr(prior, field)
-                if field == "examples" and old is None and prior.dataset_tokens:
-                    field, old = "dataset_tokens", prior.dataset_tokens
-                if old:
-                    v = old * factor
-                    setattr(merged, field, int(round(v)) if isinstance(old, int) else float(v))
 
 
 def understand_dialogue(turns: list[str]) -> Query:

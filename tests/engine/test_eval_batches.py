@@ -47,6 +47,8 @@ EVAL = Path(__file__).resolve().parents[1] / "data" / "eval"
     ("batch30.jsonl", 95, 0.97),
     ("batch31.jsonl", 87, 0.97),
     ("batch32.jsonl", 89, 0.96),
+    ("batch33.jsonl", 104, 0.98),
+    ("batch34.jsonl", 102, 0.98),
 ])
 def test_batch_stays_understood(batch, min_full, min_facts):
     summary, results = evaluate(EVAL / batch, understand_new)

@@ -910,3 +910,36 @@ def test_batch31_intents(text, intents):
 def test_batch32_classes(text, facts):
     _check_facts(text, facts)
     assert not understand(text).not_used
+
+
+@pytest.mark.parametrize("text, facts", [
+    ("Not LoRA — full weights. Qwen2.5 14B, minimum number of A100 80GB with adamw 8bit?", {"method": "full"}),
+    ("how much is a B300X per hour", {"gpu_unknown": ["B300X"], "model_unknown": None}),
+    ("if I set batch size to -4 on an A100, will llama 3 8b inference be faster?", {"batch": -4}),
+    ("longest context i can fit for llama 3.1 8b on a single 24gb 4090 with fp8 kv cache?", {"gpu_count": 1, "gpu_memory_gb": 24}),
+    ("deploy llama 3.1 8b with sglang on H100, input 2000 tokens output 500", {"prompt_tokens": 2000, "output_tokens": 500}),
+    ("Llama 3.2 3B on an L4 with vLLM - max concurrent users if each has 4k prompt and 512 output?",
+     {"prompt_tokens": 4096, "output_tokens": 512}),
+    ("کیا Llama 3.1 8B ایک RTX 3060 پر چل جائے گا؟ میرے والے میں 12GB ہے", {"gpu_memory_gb": 12}),
+    ("Azure پر ایک A100 کا پورے دن کا کرایہ کتنا بنے گا؟", {"duration_hours": 24}),
+    ("L40S or A100 40GB for training SDXL LoRAs? we do maybe 20 per week", {"method": "lora"}),
+])
+def test_batch33_34_classes(text, facts):
+    _check_facts(text, facts)
+
+
+@pytest.mark.parametrize("text, intents", [
+    ("can you write me a python script to scrape amazon prices", ["out_of_scope"]),
+    ("bitcoin mining ke liye kon sa gpu best hai bhai", ["out_of_scope"]),
+    ("we're a small startup in lahore, want to build a RAG chatbot over urdu PDFs, no idea where to start on the GPU side",
+     ["recommend"]),
+])
+def test_batch33_34_intents(text, intents):
+    assert understand(text).intents == intents
+
+
+def test_users_at_once_replace_a_head_count_across_turns():
+    q = understand_dialogue(["I'm planning to serve Mistral Small 24B for an internal HR bot",
+                             "about 200 employees but maybe 15 using it at the same time, need decent speed",
+                             "what would it cost per month on AWS?"])
+    assert q.concurrent_users == 15
