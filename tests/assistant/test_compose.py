@@ -638,3 +638,13 @@ def test_an_option_whose_prices_are_not_in_the_data_is_said_so_not_priced():
     for alt, words in (("hosted_api", "Hosted-API prices are not in my data"), ("own_hardware", "Prices of GPUs to buy")):
         s = compose(q(intents=["cost", "compare"], model="llama-3.1-8b", unpriced_alternative=alt), [])
         assert words in render_text(s)
+
+
+def test_one_key_number_per_label_when_two_tools_give_it_at_different_settings():
+    from assistant.engine.compose import _first_of_each
+    from assistant.engine.compose.common import kn
+    nums = [kn("num.total_throughput", 2402, "tok_s"), kn("num.max_batch", 153, "int"),
+            kn("num.total_throughput", 48.4, "tok_s"), kn("num.max_batch", 172, "int"),
+            kn("num.total_at_max_batch", 2426, "tok_s")]
+    kept = _first_of_each(nums)
+    assert [(k.label, k.value) for k in kept] == [(nums[0].label, nums[0].value), (nums[1].label, nums[1].value)]

@@ -100,12 +100,17 @@ def _out_of_range(q: Query, what: str) -> Finding:
 
 
 def _first_of_each(numbers: list) -> list:
-    """Key numbers without repeats (the same label and value from two tools), in order."""
-    seen: set[tuple[str, str]] = set()
+    """One key number per label, in order: the main part's. Two tools may give the same label at different
+    settings (the cost at the throughput-optimal batch, the speed at batch 1); the other figure stays in its
+    own sentence, which names its setting, so no label shows two values."""
+    seen: set[str] = set()
     out = []
+    dropped_batch = False
     for k in numbers:
-        key = (k.label, repr(k.value))
-        if key not in seen:
+        key = repr(k.label)
+        if "num.max_batch" in key:
+            dropped_batch = key in seen
+        if key not in seen and not ("num.total_at_max_batch" in key and dropped_batch):  # "at that batch": its own
             seen.add(key)
             out.append(k)
     return out
