@@ -124,6 +124,8 @@ def _understand_cached(raw: str) -> Query:
             q.number_uses.setdefault(m.group(), "gpus")
     q.gpu_counts = counts_per_card(t_roles, find_numbers(t_roles, None if q.lang == "roman-ur" else _NOT_ROMAN),
                                    [(g.start, g.end, g.value) for g in gpus if g.value in q.gpus])
+    if q.gpu_counts:
+        q.alternatives.pop("gpu_count", None)  # each card has its own count: no second count to weigh
     for n in q.gpu_counts.values():  # "2x L40S" beside "1x H100": used as that card's count
         if str(n) in q.not_used:
             q.not_used.remove(str(n))

@@ -577,7 +577,7 @@ def test_a_card_and_its_bigger_sibling_are_two_cards_but_a_family_after_its_memb
 
 def test_two_cards_with_their_own_counts():
     q = understand("choosing between 1x H100 and 2x L40S for llama 3.1 70b int4 serving, ~20 users. thoughts")
-    assert q.gpu_counts == {"H100": 1, "L40S": 2} and not q.not_used and "compare" in q.intents
+    assert q.gpu_counts == {"H100": 1, "L40S": 2} and not q.not_used and "compare" in q.intents and not q.alternatives
     assert understand("8x H100 vs A100 for llama 70b").gpu_counts == {}  # one count for both
 
 
