@@ -395,7 +395,8 @@ def test_model_comparison_columns_name_the_models():
     s = compose(q(intents=["compare"], model="llama-3.1-8b", gpus=["L4"]),
                 [("speed_estimator", {}, a), ("speed_estimator", {}, b)])
     assert s.tables[0].columns[1:] == ["Llama 3.1 8B", "Mistral 7B v0.1"]
-    assert codes(s.headline) == ["speed.compare_models_head"]
+    assert codes(s.headline) == ["speed.compare_models_head", "speed.fastest"]
+    assert s.headline[1].params["best"] == "Mistral 7B v0.1"  # 30.2 tok/s against 25.1
 
 
 @pytest.mark.parametrize("request_, first, gb", [
@@ -648,3 +649,11 @@ def test_one_key_number_per_label_when_two_tools_give_it_at_different_settings()
             kn("num.total_at_max_batch", 2426, "tok_s")]
     kept = _first_of_each(nums)
     assert [(k.label, k.value) for k in kept] == [(nums[0].label, nums[0].value), (nums[1].label, nums[1].value)]
+
+
+def test_a_speed_comparison_names_the_faster_side():
+    s = compose(q(intents=["compare"], model="llama-3.1-8b", gpus=["L4", "A100"]),
+                [("speed_estimator", {}, speed("L4", 25.1, 25.1)),
+                 ("speed_estimator", {}, speed("A100 80GB SXM", 98.4, 98.4))])
+    text = render_text(s)
+    assert "Faster for one user: A100 80GB SXM, at 98.4 tokens/s against 25.1 tokens/s for L4" in text

@@ -225,6 +225,13 @@ def speed_part(q: Query, done: Done, s: Sections) -> None:
                 [{"code": "num.bound"}] + [{"code": f"term.bound_{r['bound']}"} for r in rs],
                 [{"code": "num.fits"}] + [(r.get("memory") or {}).get("fits") for r in rs]]
         s.tables.append(Table(title=Finding(code="table.speed_compare"), columns=cols, rows=rows))
+        one = [r for r in rs if (r.get("inputs") or {}).get("batch", 1) == 1]  # sides compared at batch 1
+        if len(one) >= 2:
+            best = max(one, key=lambda r: r["decode_tokens_per_s"])
+            slow = min(one, key=lambda r: r["decode_tokens_per_s"])
+            s.headline.append(Finding(code="speed.fastest", params={
+                "best": column(best, rs), "per": q_(best["decode_tokens_per_s"], "tok_s"),
+                "slow": column(slow, rs), "slow_per": q_(slow["decode_tokens_per_s"], "tok_s")}))
     for r in rs:
         if r.get("memory") and r["memory"].get("fits") is False:
             s.notices.append(Finding(code="speed.no_fit", params={"gpu": item(r)}))
