@@ -122,17 +122,32 @@ def _understand_cached(raw: str) -> Query:
     for g in gpus:  # "A100 40 vs L40S", "or do I need the 80": the size is part of the card's name
         for m in re.finditer(r"\b\d{2,3}\b", t[g.start:g.end]):
             q.number_uses.setdefault(m.group(), "gpus")
-    q.gpu_counts = counts_per_card(t_roles, find_numbers(t_roles, None if q.lang == "roman-ur" else _NOT_ROMAN),
-                                   [(g.start, g.end, g.value) for g in gpus if g.value in q.gpus])
-    if q.gpu_counts:
-        q.alternatives.pop("gpu_count", None)  # each card has its own count: no second count to weigh
-    for n in q.gpu_counts.values():  # "2x L40S" beside "1x H100": used as that card's count
-        if str(n) in q.not_used:
-            q.not_used.remove(str(n))
-            q.number_uses[str(n)] = "gpu_counts"
+    _read_card_counts(t_roles, q, gpus)
     _read_words(t, q)
     if len({m.group(1) for g in q.gpus for m in [re.search(r"(\d+)GB$", g)] if m}) >= 2:
         q.gpu_memory_gb = None  # "RTX 4060 Ti 8GB vs 16GB": each side has its own memory
+    _settle(t, q)
+    q.not_used += ignored  # numbers inside instructions to the assistant are reported, never used
+    finalize(q)
+    if q.intents == ["out_of_scope"] and not q.model:
+        q.model_unknown = None  # "You are now DebugBot": a name in an off-topic message is not a model to ask about
+    return q
+
+
+def _read_card_counts(t: str, q: Query, gpus: list) -> None:
+    """"2x L40S" beside "1x H100": each card's own count, used as that card's (no second count to weigh)."""
+    q.gpu_counts = counts_per_card(t, find_numbers(t, None if q.lang == "roman-ur" else _NOT_ROMAN),
+                                   [(g.start, g.end, g.value) for g in gpus if g.value in q.gpus])
+    if q.gpu_counts:
+        q.alternatives.pop("gpu_count", None)
+    for n in q.gpu_counts.values():
+        if str(n) in q.not_used:
+            q.not_used.remove(str(n))
+            q.number_uses[str(n)] = "gpu_counts"
+
+
+def _settle(t: str, q: Query) -> None:
+    """Readings that need the whole message: a vouched-for model's size, an image LoRA's training set, 24/7."""
     size = re.search(r"(?<![\dx.])(\d+(?:\.\d+)?)\s?b\b", (q.model_unknown or "").lower())
     if size and q.params_b is None and patterns("vouched_model").search(t):
         q.params_b = float(size.group(1))  # "Mehran-13B naam ka ek model hai": the size its name states
@@ -141,11 +156,6 @@ def _understand_cached(raw: str) -> Query:
     if re.search(r"\b24\s*/\s*7\b", t):  # "runs 24/7": always on, read by the duration phrases
         q.not_used = [x for x in q.not_used if x not in ("24", "7")]
         q.number_uses |= {"24": "always on (24/7)", "7": "always on (24/7)"}
-    q.not_used += ignored  # numbers inside instructions to the assistant are reported, never used
-    finalize(q)
-    if q.intents == ["out_of_scope"] and not q.model:
-        q.model_unknown = None  # "You are now DebugBot": a name in an off-topic message is not a model to ask about
-    return q
 
 
 def _from_instances(q: Query, instances: list) -> None:
