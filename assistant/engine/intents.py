@@ -129,7 +129,7 @@ def _measure_intents(e: _Evidence) -> None:
     """Recommend, speed, time, cost and prices from their cue words and the facts they need."""
     q, cues = e.q, e.cues
     if "recommend" in cues and not e.has_model and not set(q.facts()) - {"method"} and patterns("domain").search(e.t) and \
-            ("guide" not in cues or re.search(r"\b(?:what|which) (?:gpu|card)\b|\bwhere (?:do i|to|should (?:i|we)|do we) start\b", e.t)):
+            ("guide" not in cues or _hint("which_gpu", e.t)):
         e.add("recommend")  # "which GPU should I rent for my project?": asked back for the model
     if "recommend" in cues and (e.has_model or e.image or e.training or e.comparing or q.gpus or q.egress_gb or q.storage_gb):
         # "which providers offer H100s, and the rate?", "which provider should I pick for H100s?"
@@ -186,7 +186,7 @@ def _compare_and_guide(e: _Evidence) -> None:
             e.add("guide")
         elif "prices" in cues and pattern_map("units")["per_hour"].search(t):
             e.add("prices")  # "what's the going rate per hour?"; "cheap cricket tickets" is not about GPUs
-    if q.solve_for and not re.search(r"\bquality\b|\bhurts?\b|\bwhy\b|\bexplain", t):
+    if q.solve_for and not _hint("concept_beside_number", t):
         cues.discard("guide")  # "how many L40S do I need?" asks for a number, not an explanation
     if "guide" in cues and e.intents and "guide" not in e.intents:
         e.add("guide")
@@ -196,15 +196,14 @@ def _compare_and_guide(e: _Evidence) -> None:
     why = _hint("why", t)
     asks_amount = _hint("quantity", t) and _hint("need", t) and cues & {"fit", "speed", "train_time", "cost"}
     # "how much VRAM do I need to fine-tune?" asks for a number (and the model); "how much does checkpointing save?" does not
-    which_gpu = "recommend" in e.intents and re.search(  # asked back for the model
-        r"\b(?:what|which) (?:gpu|card)\b|\bwhere (?:do i|to|should (?:i|we)|do we) start\b", t)
+    which_gpu = "recommend" in e.intents and _hint("which_gpu", t)  # asked back for the model
     if "guide" in cues and not q.model and not asks_amount and not which_gpu and (patterns("domain").search(t) or q.gpus) and \
             (not q.has_gpu and (not numbers or not (q.has_model or q.gpu_memory_gb or q.storage_gb or q.egress_gb or q.billing)
                                 and not cues & {"fit", "speed", "train_time", "cost", "recommend"})
              or why and not numbers):  # nothing to compute with: the guide answers
         e.intents[:] = ["guide"] + [i for i in e.intents if i == "compare"]
     if "guide" in e.intents and "compare" not in e.intents and (
-            e.intents == ["guide"] and _hint("comparative", t) or re.search(r"\bdifference\b|\bfarq\b|فرق", t)):
+            e.intents == ["guide"] and _hint("comparative", t) or _hint("difference", t)):
         e.add("compare")  # "paged attention vs continuous batching": two concepts side by side, from the guide
 
 

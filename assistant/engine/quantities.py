@@ -202,10 +202,11 @@ def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
         return ("_bits", -v if kv else v)  # negative: the KV cache's bits, not the weights'
 
     if _starts(_unit("tps"), right):
-        if re.search(r"\b(?:claim\w*|says?|said|supposedly|reportedly)\b[^.?!]{0,40}$", left):
+        if re.search(rf"(?:{patterns('claim_cues').pattern})[^.?!]{{0,40}}$", left):
             return ("_claimed", v)  # "a blog claiming an H100 does 3000 tok/s": a figure to check, not a target (reported)
         return ("min_tokens_per_s", v)
-    if re.match(r"\s*(?:rs\.?|rupees?|pkr|inr|روپے|روپیہ|روپیے|euros?|eur|€|£|gbp)(?:\W|$)", right) or re.search(r"(?:(?<![a-z])(?:rs\.?|pkr|inr)|€|£)\s*$", left):
+    cur = patterns("other_currency").pattern
+    if re.match(rf"\s*{cur}(?:\W|$)", right) or re.search(rf"(?<![a-z]){cur}\s*$", left):
         return ("_other_currency", v)  # no exchange rate in the data: reported, never converted
     if re.match(r"\s*(?:gb|gib|gigs?|gigabytes?|g\b|جی بی)", right):
         return memory_role(v, right, left, has_model, gpu_spans, n.start)

@@ -148,14 +148,19 @@ def _read_card_counts(t: str, q: Query, gpus: list) -> None:
 
 def _settle(t: str, q: Query) -> None:
     """Readings that need the whole message: a vouched-for model's size, an image LoRA's training set, 24/7."""
-    size = re.search(r"(?<![\dx.])(\d+(?:\.\d+)?)\s?b\b", (q.model_unknown or "").lower())
-    if size and q.params_b is None and patterns("vouched_model").search(t):
-        q.params_b = float(size.group(1))  # "Mehran-13B naam ka ek model hai": the size its name states
+    _size_from_vouched_name(t, q)  # "Mehran-13B naam ka ek model hai": the size its name states
     if q.images and q.method in ("lora", "qlora", "full", "finetune") and not q.examples:
         q.examples, q.images = q.images, None  # "an SDXL LoRA on 200 images": the training set, not images to make
-    if re.search(r"\b24\s*/\s*7\b", t):  # "runs 24/7": always on, read by the duration phrases
-        q.not_used = [x for x in q.not_used if x not in ("24", "7")]
+    if re.search(r"\b24\s*/\s*7\b", t):  # "runs 24/7": always on, read by the duration phrases (never a number)
         q.number_uses |= {"24": "always on (24/7)", "7": "always on (24/7)"}
+
+
+def _size_from_vouched_name(t: str, q: Query) -> None:
+    """An unknown model the user vouches for ("a finetune", "naam ka model", "a dense llama-style model"):
+    the size its name states ("Kestrel-22B" -> 22B), said in the answer as an assumption."""
+    size = re.search(r"(?<![\dx.])(\d+(?:\.\d+)?)\s?b\b", (q.model_unknown or "").lower())
+    if size and q.params_b is None and patterns("vouched_model").search(t):
+        q.params_b = float(size.group(1))
 
 
 def _from_instances(q: Query, instances: list) -> None:
@@ -400,7 +405,7 @@ def _method(t: str) -> str | None:
 def _spot(t: str, q: Query) -> None:
     spot = [m for m in patterns("spot").finditer(t)]
     ond = [m for m in patterns("on_demand").finditer(t)]
-    if re.search(r"on[- ]demand only|only on[- ]demand|sirf on[- ]demand|صرف آن ڈیمانڈ", t):
+    if patterns("on_demand_only").search(t):
         q.spot = False  # "on-demand only, I can't deal with spot interruptions"
         return
     pos_spot = [m for m in spot if not _negated(t, m.start(), m.end())]
@@ -468,7 +473,6 @@ def understand_turn(text: str, prior: Query | None) -> Query:
     if prior.intents in (["out_of_scope"], ["help"]) and prior.asked_before:
         prior = prior.model_copy(update={"intents": prior.asked_before})  # back to the question before the aside
     merged = merge(prior, q)
-    t = normalise(text)
     weighing = pattern_map("hints")["tradeoff"].search(t) and re.search(r"switch\w*|moving|instead", t)
     if pattern_map("intent_cues")["compare"].search(t) or pattern_map("intent_cues")["recommend"].search(t) or weighing:
         # "compare both", "which one is cheaper": every GPU / provider named in the thread is a side
@@ -476,9 +480,7 @@ def understand_turn(text: str, prior: Query | None) -> Query:
         merged.providers = _unique(prior.seen_providers + merged.providers)
     merged.seen_gpus = _unique(prior.seen_gpus + merged.gpus)
     merged.seen_providers = _unique(prior.seen_providers + merged.providers)
-    size = re.search(r"(?<![\dx.])(\d+(?:\.\d+)?)\s?b\b", (merged.model_unknown or "").lower())
-    if size and merged.params_b is None and patterns("vouched_model").search(normalise(text)):
-        merged.params_b = float(size.group(1))  # "it's a dense llama-style model": the size its name states
+    _size_from_vouched_name(t, merged)  # "it's a dense llama-style model" said after the name
     relative_changes(t, prior, merged)
     keep = list(prior.intents)
     if len(q.gpus) == 1 and len(merged.gpus) == 1 and "recommend" in keep and merged.has_model:
