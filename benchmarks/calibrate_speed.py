@@ -167,10 +167,10 @@ def _counted_kernel(kid: str) -> bool:
 
 
 def _pays_host_ops(case) -> bool:
-    """A row whose step includes counted host operations: a counted kernel on an engine without
-    CUDA graphs (the rows host_op_us acts on)."""
-    eng = {e.id: e for e in load_engines()}
-    return not eng[case.engine].cuda_graphs and _counted_kernel(kernel_id(case))
+    """A row whose step includes counted host operations: an engine that counts its layers' torch
+    operations, or a counted kernel on an engine without CUDA graphs (the rows host_op_us acts on)."""
+    eng = {e.id: e for e in load_engines()}[case.engine]
+    return bool(eng.host_ops_per_layer) or (not eng.cuda_graphs and _counted_kernel(kernel_id(case)))
 
 
 # Host time of one counted operation in a kernel wrapper (a torch call from Python): grid and prior. The prior is the order of
@@ -179,8 +179,9 @@ HOST_OP_GRID = [2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40]
 HOST_OP_PRIOR = 10.0
 # One value for every engine, fitted on the rows it affects: (grid, which rows, prior).
 SHARED = {"hbm3_factor": (HBM3_GRID, _is_hbm3, 1.0),
-          "host_factor_consumer": (HOST_CONSUMER_GRID, _is_eager_consumer, HOST_CONSUMER_PRIOR),
-          "host_op_us": (HOST_OP_GRID, _pays_host_ops, HOST_OP_PRIOR)}
+          "host_factor_consumer": (HOST_CONSUMER_GRID, _is_eager_consumer, HOST_CONSUMER_PRIOR)}
+ENGINE_GRIDS["host_op_us"] = HOST_OP_GRID
+PRIOR_ENGINE["host_op_us"] = HOST_OP_PRIOR
 # Tied across the engines of one engines.csv bw_group (the same 16-bit matmul kernels).
 GROUPED = ("bw_eff_hbm", "bw_eff_gddr")
 # Fitted on the rows where the GPU, not the host, sets the pace (see _device_rows).
@@ -224,6 +225,10 @@ def _relevant(obj: str, k: str, rows, is_kernel: bool) -> bool:
         return any(int(x["gpus"]) > 1 for x in r)
     if k == "kv_passes":
         return obj in KV_PASSES_FITTED
+    if k == "host_op_us":
+        return any(_pays_host_ops(c) for c in rows)
+    if k == "overhead_ms_per_layer":  # counted operations replace it (EngineProfile.layer_host_ms)
+        return not next(e for e in load_engines() if e.id == obj).host_ops_per_layer
     return True
 
 
@@ -387,7 +392,8 @@ def _write(engines: dict, kernels: dict, cases) -> None:
             if not mine and fname == "engines.csv":
                 continue
             for k in (*grids, *SHARED) if fname == "engines.csv" else grids:
-                r[k] = f"{getattr(table[r['id']], k):g}"
+                counted = k == "overhead_ms_per_layer" and getattr(table[r["id"]], "host_ops_per_layer", 0)
+                r[k] = "" if counted else f"{getattr(table[r['id']], k):g}"  # counted ops replace it
             col = "fitted_on" if "fitted_on" in fields else "source"
             label = ";".join(mine) if mine else "none: the median fit of its kernel_class"
             r[col] = "fitted (benchmarks/calibrate_speed.py) on rows " + label if col == "source" else label

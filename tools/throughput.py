@@ -64,7 +64,12 @@ class EngineProfile(BaseModel):
                                "1.3: more than memory technology (sustained-bandwidth shares are alike); it also "
                                "carries the newer hosts and software these GPUs are measured with")
     quant_bw_factor: float = Field(1.0, gt=0, le=1.5, description="kept for old profiles; kernels carry this now")
-    overhead_ms_per_layer: float = Field(ge=0, description="fixed per-step cost per transformer layer (launches, Python)")
+    overhead_ms_per_layer: float = Field(0.0, ge=0, description="fixed per-step cost per transformer layer (launches, "
+                                         "scheduling); engines that count their host operations use those instead")
+    host_ops_per_layer: float = Field(0.0, ge=0, description="torch operations one transformer layer issues from "
+                                      "Python per decode step (eager engines; counted from the model code, "
+                                      "knowledge/engines.csv notes), each costing host_op_us; 0 = use "
+                                      "overhead_ms_per_layer")
     overhead_ms_per_step: float = Field(0.0, ge=0, description="fixed per-step cost (scheduler, sampling, detokenising)")
     compute_eff: float = Field(gt=0, le=1, description="fraction of peak tensor FLOPs in batched decode")
     prefill_eff: float = Field(gt=0, le=1, description="fraction of peak tensor FLOPs in prefill")
@@ -100,6 +105,11 @@ class EngineProfile(BaseModel):
         if gpu.memory_type.upper().startswith("HBM3"):
             return min(1.0, self.bw_eff_hbm * self.hbm3_factor)
         return self.bw_eff_hbm
+
+    def layer_host_ms(self) -> float:
+        """Host time per transformer layer per decode step: the counted torch operations at the shared
+        per-operation cost where the engine counts them (eager PyTorch), else the fitted overhead."""
+        return self.host_ops_per_layer * self.host_op_us * 1e-3 if self.host_ops_per_layer else self.overhead_ms_per_layer
 
     def host_scale(self, gpu: GpuSpec) -> float:
         """Multiplier on the host time of a Python-driven step (eager PyTorch: interpreter and launch
@@ -346,7 +356,7 @@ def _step_s(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, kern: KernelProfi
     replay cost; a desktop host runs the Python part faster (host_scale).
     """
     hs = engine.host_scale(gpu)
-    host = hs * (engine.overhead_ms_per_layer * 1e-3 * a.num_layers + t_launch)
+    host = hs * (engine.layer_host_ms() * 1e-3 * a.num_layers + t_launch)
     fixed = hs * engine.overhead_ms_per_step * 1e-3
     if n > 1 and engine.multi_gpu == "layer":
         fixed += engine.layer_hop_ms * 1e-3 * (n - 1)

@@ -88,3 +88,39 @@ def test_a_desktop_4090_runs_the_same_python_faster_than_the_h100_server():
     server = api.speed(gpu="h100-sxm", **kw).step_ms["total"]
     assert desk < server
     assert resolve_engine("transformers").host_factor_consumer < 1.0
+
+
+def test_an_eager_layer_costs_its_counted_torch_operations_at_the_per_operation_host_time():
+    # 61 torch calls per Llama layer (transformers 4.45, knowledge/engines.csv notes) x 10 us = 0.61 ms;
+    # TINY has 10 layers -> 6.1 ms of host time, and the fitted per-layer overhead is no longer read
+    counted = EAGER.model_copy(update={"host_ops_per_layer": 61.0, "host_op_us": 10.0, "overhead_ms_per_layer": 9.0})
+    assert counted.layer_host_ms() == pytest.approx(0.61, rel=1e-12)
+    est = estimate_speed(TINY, GPU, counted, REQ)
+    gpu_ms = _device_ms(est)
+    assert gpu_ms < 6.1
+    assert est.step_ms["total"] == pytest.approx(6.1 + 0.25 * gpu_ms, rel=1e-9)
+    # a quantised kernel's wrapper operations are priced at the same per-operation time
+    slower = estimate_speed(TINY, GPU, counted.model_copy(update={"host_op_us": 20.0}), REQ)
+    assert slower.step_ms["total"] == pytest.approx(12.2 + 0.25 * gpu_ms, rel=1e-9)
+
+
+def test_shipped_eager_profiles_count_more_operations_in_the_older_generation():
+    # transformers before 4.36 sliced the rotary cache and concatenated a tuple cache in every layer
+    # (73 calls) where 4.45 computes rotary once per step and runs SDPA (61 calls)
+    new, old = resolve_engine("pytorch-eager"), resolve_engine("pytorch-eager-legacy")
+    assert (new.host_ops_per_layer, old.host_ops_per_layer) == (61, 73)
+    assert old.layer_host_ms() / new.layer_host_ms() == pytest.approx(73 / 61 * old.host_op_us / new.host_op_us)
+
+
+def test_llm_int8_on_h100_is_the_counted_host_work_of_every_layer():
+    # bitsandbytes benchmarking/README.md (transformers 4.46.3, bitsandbytes 0.45, H100 SXM, Llama 3.1 8B,
+    # batch 1): INT8 12.24 tokens/s = 81.7 ms per token. By hand with the shipped profiles: 32 layers x
+    # (61 layer ops + 7 linears x 25 wrapper ops) x 10 us + 224 linears x 30 us launch = 75.5 + 6.7 =
+    # 82.2 ms of host time, which a syncing kernel cannot overlap with the ~5 ms of GPU work.
+    e, k = resolve_engine("pytorch-eager"), resolve_kernel("bnb-int8", resolve_engine("pytorch-eager"))
+    host_ms = 32 * (e.host_ops_per_layer + 7 * k.host_ops) * e.host_op_us / 1000 + 224 * k.launch_us_per_linear / 1000
+    assert host_ms == pytest.approx(82.2, abs=0.1)
+    est = api.speed(model="meta-llama/Llama-3.1-8B", gpu="h100-sxm", engine="transformers", precision="bnb-int8",
+                    batch=1, prompt_tokens=64, output_tokens=64)
+    assert est.step_ms["overhead"] == pytest.approx(host_ms + e.overhead_ms_per_step, rel=0.02)
+    assert est.decode_tokens_per_s == pytest.approx(12.24, rel=0.10)
