@@ -146,7 +146,9 @@ class SpeedEstimate(BaseModel):
     aggregate_tokens_per_s: float
     time_to_first_token_s: float
     request_latency_s: float
-    bound: Literal["memory", "compute", "interconnect"]
+    bound: Literal["memory", "compute", "interconnect", "host"] = Field(
+        description="what limits a decode step: memory bandwidth, compute, the interconnect, or the host (Python "
+                    "launching kernels takes longer than the GPU work)")
     step_ms: dict[str, float]
     gpu: dict
     engine: str
@@ -312,7 +314,7 @@ def estimate_speed(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: Speed
     overhead = step - device
     host_bound = host > device
     t_mem, t_comp = t_wmem + t_kvmem, t_wcomp + t_acomp
-    bound = _bound(t_wmem, t_wcomp, t_kvmem, t_acomp, t_comm)
+    bound = "host" if host_bound else _bound(t_wmem, t_wcomp, t_kvmem, t_acomp, t_comm)
 
     # Prefill: compute-bound matmuls + causal attention, plus one read of the weights.
     p_tok = max(req.prompt_tokens, 1)
@@ -403,8 +405,10 @@ def _assumptions(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: SpeedRe
     if engine.host_overlap:
         desk = (f"; on a desktop host (consumer GPU) Python takes {engine.host_scale(gpu):.2f}x the server's time"
                 if engine.host_scale(gpu) != 1.0 else "")
+        ops = (f" Host time: {engine.host_ops_per_layer:g} torch calls per layer at ~{engine.host_op_us:g} us each "
+               f"= {engine.layer_host_ms():.2f} ms per layer." if engine.host_ops_per_layer else "")
         out.append(f"{engine.name} runs Python ahead of the GPU: a step is the longer of host and GPU time plus "
-                   f"{engine.host_sync_share:.0%} of the shorter{desk}."
+                   f"{engine.host_sync_share:.0%} of the shorter{desk}.{ops}"
                    + (f" {kern.name} reads a size back on every call, so here host and GPU time add."
                       if kern.host_sync else ""))
     if engine.kv_passes > 1:

@@ -77,6 +77,8 @@ def test_transformers_bf16_on_h100_is_host_bound_and_flat_with_batch():
     assert ms[32] / ms[1] < 1.25
     est = api.speed(batch=1, **kw)
     assert any("host overhead" in a.lower() for a in est.assumptions)
+    assert est.bound == "host"  # not "memory": the GPU waits for Python
+    assert api.speed(batch=1, **(kw | {"engine": "vllm"})).bound == "memory"
 
 
 def test_a_desktop_4090_runs_the_same_python_faster_than_the_h100_server():
