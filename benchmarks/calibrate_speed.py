@@ -76,10 +76,13 @@ ENGINE_GRIDS = {
     "layer_hop_ms": [0.0, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0, 4.0],
     "kv_passes": [1, 2, 3, 4, 6, 8, 10, 12],
     "host_sync_share": [0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0],
+    "attn_bw_eff": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
 }
 # kv_passes is a fact (1) for engines with paged / flash attention; fitted only where the cache is
 # re-concatenated every step, the prior being 3 (copy read + write, then the attention read).
 KV_PASSES_FITTED = {"pytorch-eager-legacy"}
+ATTN_ROWS_TOKENS = 2048
+ATTN_MIN_ROWS = 2
 KERNEL_GRIDS = {
     "bw_eff": [x / 100 for x in range(15, 101, 5)],
     "batch_slope": [0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0],
@@ -89,7 +92,8 @@ KERNEL_GRIDS = {
     "reconstruct_launch_us_per_linear": [0, 10, 20, 30, 50, 75, 100, 150],
 }
 PRIOR_ENGINE = {"bw_eff_hbm": 0.75, "bw_eff_gddr": 0.8, "overhead_ms_per_layer": 0.1, "overhead_ms_per_step": 0.25,
-                "compute_eff": 0.5, "prefill_eff": 0.5, "allreduce_us": 10, "layer_hop_ms": 0.3, "host_sync_share": 0.5}
+                "compute_eff": 0.5, "prefill_eff": 0.5, "allreduce_us": 10, "layer_hop_ms": 0.3, "host_sync_share": 0.5,
+                "attn_bw_eff": 1.0}
 PRIOR_KERNEL = {"bw_eff": 1.0, "batch_slope": 0.0, "compute_eff": 1.0, "launch_us_per_linear": 0,
                 "reconstruct_launch_us_per_linear": 0}
 # Priors a kernel's code sets apart from PRIOR_KERNEL. AutoGPTQ's cuda-old kernel
@@ -236,11 +240,24 @@ def _relevant(obj: str, k: str, rows, is_kernel: bool) -> bool:
         return any(int(x["gpus"]) > 1 for x in r)
     if k == "kv_passes":
         return obj in KV_PASSES_FITTED
+    if k == "attn_bw_eff":  # rows whose KV cache is long enough to weigh in the step
+        return obj not in KV_PASSES_FITTED and sum(_kv_tokens(x) >= ATTN_ROWS_TOKENS for x in r) >= ATTN_MIN_ROWS
     if k == "host_op_us":
         return any(_pays_host_ops(c) for c in rows)
     if k == "overhead_ms_per_layer":  # counted operations replace it (EngineProfile.layer_host_ms)
         return not next(e for e in load_engines() if e.id == obj).host_ops_per_layer
     return True
+
+
+def _kv_tokens(row: dict) -> float:
+    """KV-cache tokens a decode step of the row reads on average: batch x (prompt + output / 2)."""
+    return int(row["batch"]) * (int(row["prompt_tokens"] or 0) + int(row["output_tokens"] or 0) / 2)
+
+
+def _long_rows(rows: list) -> list:
+    """The rows whose KV cache weighs in the step: attention's read efficiency is fitted on these
+    alone, so it does not absorb a bias of the engine's short-context rows."""
+    return [c for c in rows if _kv_tokens(c.row) >= ATTN_ROWS_TOKENS]
 
 
 def _loss(rows, engines, kernels) -> float:
@@ -289,7 +306,7 @@ def _engine_params(train, engines: dict, by_engine: dict) -> list[tuple[tuple[st
                 if _relevant(eid, k, grows, False):
                     out.append((members, k, grows))
             elif _relevant(eid, k, rows, False) and (k != "host_sync_share" or engines[eid].host_overlap):
-                out.append(((eid,), k, rows))
+                out.append(((eid,), k, _long_rows(rows) if k == "attn_bw_eff" else rows))
     return out
 
 

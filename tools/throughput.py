@@ -78,6 +78,9 @@ class EngineProfile(BaseModel):
     layer_hop_ms: float = Field(0.0, ge=0, description="per-step cost of each extra GPU in a layer split")
     kv_passes: float = Field(1.0, ge=1, le=16, description="times the KV cache is streamed per decode step "
                              "(effective: unfused eager attention streams it at low efficiency)")
+    attn_bw_eff: float = Field(1.0, gt=0, le=1, description="share of the engine's weight-streaming bandwidth its "
+                               "decode attention kernel reaches reading the KV cache (a batch-1 step gives it few "
+                               "heads to spread over the SMs); 1 = as fast as the weights")
     cuda_graphs: bool = Field(False, description="decode steps replayed as CUDA graphs (no per-kernel launch cost)")
     host_overlap: bool = Field(False, description="the host enqueues a step's kernels while the GPU runs them "
                                "(eager PyTorch): a step takes the longer of the two plus the part that cannot "
@@ -304,7 +307,7 @@ def estimate_speed(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: Speed
         engine_compute_eff=engine.compute_eff, quantized_linears=n_linears, cuda_graphs=engine.cuda_graphs,
         host_op_us=engine.host_op_us)
     kv_bytes = req.batch * avg_ctx * kv_cache_bytes_per_token(a, dtype_bytes(req.kv_precision), tp)
-    t_kvmem = kv_bytes * engine.kv_passes / bw
+    t_kvmem = kv_bytes * engine.kv_passes / (bw * engine.attn_bw_eff)
     q_width = a.num_attention_heads * a.head_dim
     t_acomp = (req.batch * 4.0 * a.num_layers * q_width * avg_ctx / tp / (peak_flops * engine.compute_eff)
                if peak_flops else 0.0)
