@@ -44,6 +44,15 @@ host_op_us 10.6 % (14.2 %, 17.4 %); counted layers with host_op_us per generatio
 14.2 %), kept; the same without the residual launch cost of counted kernels 9.96 % (11.1 %, 17.2 %).
 In sample both generations land on the prior, 10 us per operation.
 
+Long-context decode (attn_bw_eff: the share of the weight-streaming bandwidth the attention kernel
+reaches reading the KV cache) is fitted per engine on its rows with ATTN_ROWS_TOKENS or more cache
+tokens, where it has ATTN_MIN_ROWS of them. Chosen with LOSO in view (226 rows, 36 sources, with the
+ExLlamaV2 context sweep of matt-c1/llama-cpp-speed-measurements): not modelled 10.1 % (exllamav2
+15.9 %); fitted on all rows of an engine with any long row 10.0 % (11.2 %, but llama.cpp took 0.8 to
+absorb a bias of its short rows); only for engines with a context sweep 10.0 % (13.6 %); on long rows
+only 9.6 % (10.1 %), kept, with two long rows required so a single outlier row does not set it.
+In sample only ExLlamaV2 leaves 1.0 (0.5); vLLM, TensorRT-LLM, llama.cpp and transformers stay at 1.
+
 Usage: .venv/bin/python -m benchmarks.calibrate_speed [--loso] [--write]
 """
 

@@ -417,5 +417,8 @@ def _assumptions(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: SpeedRe
     if engine.kv_passes > 1:
         out.append(f"{engine.name} streams the KV cache {engine.kv_passes:g} times per step (the cache is "
                    "re-concatenated each step), so cost grows with batch x length.")
+    if engine.attn_bw_eff < 1:
+        out.append(f"{engine.name}'s decode attention reads the KV cache at ~{engine.attn_bw_eff:.0%} of the "
+                   "bandwidth the weights stream at (fitted on its long-context measurements).")
     out.append(f"Average context {avg_ctx:,.0f} tokens (prompt + half the output) for the KV-cache reads.")
     return out

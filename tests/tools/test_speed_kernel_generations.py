@@ -155,3 +155,49 @@ def test_llama_cpp_decode_at_32k_context_reads_the_kv_cache_every_step():
     assert long.step_ms["total"] - short.step_ms["total"] == pytest.approx(kv_bytes / bw * 1e3, rel=0.05)
     # the 2024-fitted profile is slower than these late-2025 builds: -18 % measured, kept under 25 %
     assert long.decode_tokens_per_s == pytest.approx(c.measured, rel=0.25)
+
+
+def test_exllamav2_long_context_decode_reads_the_kv_cache_at_about_half_the_weight_bandwidth():
+    # matt-c1/llama-cpp-speed-measurements, ExLlamaV2 0.1.5 with flash-attention, RTX 4090, Llama-3-8B exl2
+    # 8.0 bpw, 16-bit cache, 257 output tokens: 91.25 tok/s after 138 prompt tokens (10.96 ms per step),
+    # 67.47 tok/s after 15,985 (14.82 ms). By hand: 15,847 more cache tokens x 131,072 B = 2.077 GB more
+    # read per step in 3.86 ms more = 538 GB/s, 0.59 of the 917 GB/s (1008 x 0.91) the weights stream at
+    step_short, step_long = ms_per_step("s273"), ms_per_step("s280")
+    assert (step_short, step_long) == (pytest.approx(10.96, abs=0.01), pytest.approx(14.82, abs=0.01))
+    extra_kv = (15985 - 138) * 131_072
+    e = ENGINES["exllamav2"]
+    weight_bw = 1008e9 * e.bw_eff_gddr
+    attn_share = extra_kv / ((step_long - step_short) * 1e-3) / weight_bw
+    assert attn_share == pytest.approx(0.59, abs=0.01)
+    # fitted on the engine's rows with 2048+ cache tokens (a 0.1 grid, with the blog's 2023 rows): 0.5
+    assert e.attn_bw_eff == pytest.approx(attn_share, abs=0.15)
+    from assistant import api
+    ask = dict(model="meta-llama/Meta-Llama-3-8B-Instruct", gpu="rtx-4090", engine="exllamav2", precision="int8",
+               output_tokens=257)
+    short, long = api.speed(prompt_tokens=138, **ask), api.speed(prompt_tokens=15985, **ask)
+    assert long.kernel == "exl2"
+    kv_long = (15985 + 257 / 2) * 131_072
+    assert long.step_ms["attention"] == pytest.approx(kv_long / (weight_bw * e.attn_bw_eff) * 1e3, rel=0.01)
+    assert long.step_ms["total"] - short.step_ms["total"] == pytest.approx(step_long - step_short, rel=0.25)
+    assert long.decode_tokens_per_s == pytest.approx(CASES["s280"].measured, rel=0.15)
+    assert any(f"reads the KV cache at ~{e.attn_bw_eff:.0%}" in line for line in long.assumptions)
+
+
+def test_attention_efficiency_is_fitted_only_on_rows_with_a_long_cache():
+    # batch x (prompt + output / 2): 4 x (400 + 128) = 2,112 cache tokens counts as long (>= 2,048);
+    # 1 x (1,900 + 128 / 2) = 1,964 does not. An engine needs two long rows, and one whose KV-pass count
+    # is fitted (the concatenating transformers cache) does not get a second knob on the same term
+    from benchmarks.calibrate_speed import ATTN_MIN_ROWS, ATTN_ROWS_TOKENS, _kv_tokens, _relevant
+
+    def case(batch, prompt, output):
+        return CASES["s273"].__class__("x", {"batch": batch, "prompt_tokens": prompt, "output_tokens": output})
+
+    assert (ATTN_ROWS_TOKENS, ATTN_MIN_ROWS) == (2048, 2)
+    assert _kv_tokens({"batch": "4", "prompt_tokens": "400", "output_tokens": "256"}) == 2112
+    assert _kv_tokens({"batch": "1", "prompt_tokens": "1900", "output_tokens": "128"}) == 1964
+    long, short = case("4", "400", "256"), case("1", "1900", "128")
+    assert _relevant("some-engine", "attn_bw_eff", [long, long, short], False)
+    assert not _relevant("some-engine", "attn_bw_eff", [long, short, short], False)
+    assert not _relevant("pytorch-eager-legacy", "attn_bw_eff", [long, long], False)
+    # shipped: of the engines with long rows only ExLlamaV2 reads the cache slower than the weights
+    assert {i for i, e in ENGINES.items() if e.attn_bw_eff < 1} == {"exllamav2"}
