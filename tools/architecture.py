@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = ["LinearShape", "ParamCounts", "block_linears", "count_params", "arch_from_params"]
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from tools.schemas import ModelArch
 from tools.units import PARAMS_PER_BILLION, billions
@@ -96,12 +97,17 @@ def _mlp_linears(h: int, inter: int, copies: float, active: float, gated: bool, 
             LinearShape(f"{prefix}fc2", inter, h, copies, active, "down")]
 
 
-def block_linears(a: ModelArch) -> list[LinearShape]:
-    """Linear layers of one average transformer block.
+@lru_cache(maxsize=512)
+def block_linears(a: ModelArch) -> tuple[LinearShape, ...]:
+    """Linear layers of one average transformer block (cached: ModelArch is frozen).
 
     For MoE models with leading dense layers (DeepSeek-V3 `first_k_dense_replace`), the dense
     and MoE MLPs are averaged over the layers via fractional `copies`.
     """
+    return tuple(_block_linears(a))
+
+
+def _block_linears(a: ModelArch) -> list[LinearShape]:
     layers = _attention_linears(a)
     h = a.hidden_size
     if not a.is_moe:
@@ -121,8 +127,9 @@ def block_linears(a: ModelArch) -> list[LinearShape]:
     return layers
 
 
+@lru_cache(maxsize=512)
 def count_params(a: ModelArch) -> ParamCounts:
-    """Total and per-token-active parameter counts.
+    """Total and per-token-active parameter counts (cached: ModelArch is frozen).
 
     Formula: V*h embeddings (+ V*h LM head unless tied) + L * (sum of block linears + 2h norms
     [+ q/k/v biases]) + h final norm. Active parameters count `experts_per_token` experts.

@@ -212,7 +212,7 @@ def _compute_rate_tflops(gpu: GpuSpec, fmt: WeightFormat, engine: EngineProfile)
 
 
 def _linear_params_read(a: ModelArch, batch: int, c: ParamCounts | None = None,
-                        linears: list[LinearShape] | None = None) -> tuple[float, float]:
+                        linears: tuple[LinearShape, ...] | None = None) -> tuple[float, float]:
     """(block linear weights, LM head + norms) read per decode step, in parameters.
 
     Every linear layer and norm is read once per step; the input embedding is a lookup (only

@@ -73,6 +73,11 @@ def _all_cases() -> tuple[SpeedCase, ...]:
     return tuple(load_cases())
 
 
+@lru_cache(maxsize=1)
+def _catalog_kernels() -> dict[str, KernelProfile]:
+    return {k.id: k for k in load_kernels()}
+
+
 def kernel_id(case: SpeedCase) -> str:
     """The kernel family the case runs on ('dense' for 16-bit)."""
     return _resolved(case.id)[3]
@@ -83,8 +88,7 @@ def estimate_for(case: SpeedCase, engines: dict[str, EngineProfile] | None = Non
     """Estimated tokens/s in the case's metric, with optional trial engine and kernel profiles."""
     arch, gpu, req, kid = _resolved(case.id)
     engine = (engines or {}).get(case.engine) or next(e for e in load_engines() if e.id == case.engine)
-    catalog_kernels = {k.id: k for k in load_kernels()}
-    kern = (kernels or {}).get(kid) or catalog_kernels.get(kid, DENSE)
+    kern = (kernels or {}).get(kid) or _catalog_kernels().get(kid, DENSE)
     est = estimate_speed(arch, gpu, engine, req, kernel=kern)
     if case.row["metric"] == "aggregate_output":  # output tokens over the whole run, prefill included
         return req.batch * req.output_tokens / est.request_latency_s
