@@ -13,6 +13,13 @@ Fewer, shared numbers where the physics is shared (leave-one-source-out punishes
   - one HBM3 factor and one desktop-host factor for every engine (SHARED);
   - one 16-bit bandwidth efficiency per engines.csv `bw_group` (vLLM and transformers both stream
     weights through torch / cuBLAS GEMVs), fitted on the rows where the GPU, not Python, sets the pace;
+  - a GPU's own decode share (gpus.csv decode_bw_share) only where the rows cannot pin it otherwise
+    (speed_rows.share_gpus: every GPU-paced row on it from engines measured on no other GPU). The
+    one case is the H20, measured only by SGLang (Qwen's speed benchmark) at ~1.4 TB/s of its 4.0:
+    with SGLang's efficiency fitted on those rows alone it read 0.30 and put SGLang at half vLLM's
+    speed on an H100; SGLang now takes the torch group's efficiency (its 16-bit linears are the same
+    cuBLAS GEMMs as vLLM's) and the H20 carries 0.40. LOSO 9.6 -> 9.3 % (the shared HBM3 factor is
+    no longer pulled down by the H20 rows); SGLang out of sample unchanged (68 %: no other H20 rows);
   - engine generations pulled towards each other (FAMILY_WEIGHT, partial pooling) and every number
     towards its physical prior (PRIOR_WEIGHT), so a number few rows inform stays sensible.
 
@@ -66,13 +73,14 @@ import os
 import statistics
 import sys
 from concurrent.futures import ProcessPoolExecutor
-from functools import lru_cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from knowledge.catalog import DATA_DIR, load_engines, load_kernels  # noqa: E402
+from benchmarks.speed_rows import (KV_PASSES_FITTED, RECONSTRUCT_FITTED, device_rows, is_eager_consumer,  # noqa: E402
+                                   is_hbm3, long_rows, relevant, share_gpus)
+from knowledge.catalog import DATA_DIR, load_engines, load_kernels, resolve_gpu  # noqa: E402
 from tests.tools.speed_cases import estimate_for, kernel_id, load_cases  # noqa: E402
 
 ENGINE_GRIDS = {
@@ -90,11 +98,6 @@ ENGINE_GRIDS = {
     "host_sync_share": [0.0, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0],
     "attn_bw_eff": [0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0],
 }
-# kv_passes is a fact (1) for engines with paged / flash attention; fitted only where the cache is
-# re-concatenated every step, the prior being 3 (copy read + write, then the attention read).
-KV_PASSES_FITTED = {"pytorch-eager-legacy"}
-ATTN_ROWS_TOKENS = 2048
-ATTN_MIN_ROWS = 2
 KERNEL_GRIDS = {
     "bw_eff": [x / 100 for x in range(15, 101, 5)],
     "batch_slope": [0.0, 0.02, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 0.8, 1.0],
@@ -103,6 +106,9 @@ KERNEL_GRIDS = {
     "launch_us_per_linear": [0, 5, 10, 20, 30, 50, 75, 100, 150, 200, 300, 400, 600],
     "reconstruct_launch_us_per_linear": [0, 10, 20, 30, 50, 75, 100, 150],
 }
+# A GPU's decode share (GpuSpec.decode_bw_share), fitted only where speed_rows.share_gpus allows.
+GPU_GRIDS = {"decode_bw_share": [x / 100 for x in range(20, 101, 4)]}
+PRIOR_GPU = {"decode_bw_share": 1.0}
 PRIOR_ENGINE = {"bw_eff_hbm": 0.75, "bw_eff_gddr": 0.8, "overhead_ms_per_layer": 0.1, "overhead_ms_per_step": 0.25,
                 "compute_eff": 0.5, "prefill_eff": 0.5, "allreduce_us": 10, "layer_hop_ms": 0.3, "host_sync_share": 0.5,
                 "attn_bw_eff": 1.0}
@@ -122,11 +128,6 @@ FAMILY_WEIGHT = 0.05
 PRIOR_OFFSET = {"overhead_ms_per_layer": 0.02, "overhead_ms_per_step": 0.25, "allreduce_us": 5.0, "layer_hop_ms": 0.1,
                 "host_sync_share": 0.1, "batch_slope": 0.05, "launch_us_per_linear": 50.0,
                 "reconstruct_launch_us_per_linear": 50.0}
-# The batch at which a kernel falls back to dequantise-then-GEMM is a fact read from its code and kept
-# from quant_kernels.csv (bitsandbytes 4-bit: a single row runs gemv_4bit, more rows dequantize_4bit +
-# F.linear; ExLlama v1 in AutoGPTQ 0.4: matmul_recons_thd = 8; ExLlamaV2: MAX_Q_GEMM_ROWS = 50;
-# AutoGPTQ cuda-old: kernel_switch_threshold = 128; Marlin, tinygemm, LLM.int8() never do). Fitted only here:
-RECONSTRUCT_FITTED: set[str] = set()
 # Kernels whose rows are the engine's own rows (GGUF on llama.cpp, EXL2 on ExLlamaV2 ...): the engine
 # fit absorbs them; fitting both would be one number fitted twice.
 REFERENCE_KERNELS = {"dense", "gguf", "exl2", "mlc-q4f16", "fp8"}
@@ -172,46 +173,19 @@ HOST_CONSUMER_GRID = [0.2, 0.25, 0.3, 0.4, 0.5, 0.6, 0.65, 0.7, 0.8, 0.9, 1.0, 1
 HOST_CONSUMER_PRIOR = 0.65
 
 
-def _is_hbm3(case) -> bool:
-    from knowledge.catalog import resolve_gpu
-    return resolve_gpu(case.row["gpu_id"]).gpu.memory_type.upper().startswith("HBM3")
-
-
-def _is_eager_consumer(case) -> bool:
-    """A Python-driven (host_overlap) engine on a consumer GPU: the rows host_factor_consumer acts on."""
-    from knowledge.catalog import resolve_gpu
-    eager = {e.id for e in load_engines() if e.host_overlap}
-    return case.engine in eager and resolve_gpu(case.row["gpu_id"]).gpu.gpu_class == "consumer"
-
-
-@lru_cache(maxsize=None)
-def _counted_kernel(kid: str) -> bool:
-    """A kernel whose host cost is its counted host operations (quant_kernels.csv host_ops) at the
-    shared host_op_us, rather than a launch cost fitted for it alone."""
-    k = next((x for x in load_kernels() if x.id == kid), None)
-    return bool(k and (k.host_ops or k.reconstruct_host_ops))
-
-
-def _pays_host_ops(case) -> bool:
-    """A row whose step includes counted host operations: an engine that counts its layers' torch
-    operations, or a counted kernel on an engine without CUDA graphs (the rows host_op_us acts on)."""
-    eng = {e.id: e for e in load_engines()}[case.engine]
-    return bool(eng.host_ops_per_layer) or (not eng.cuda_graphs and _counted_kernel(kernel_id(case)))
-
-
 # Host time of one counted operation (a torch call from Python, in a layer or a kernel wrapper), fitted per
 # engine generation: grid and prior. The prior is the order of PyTorch's per-operator CPU overhead from
 # Python (dispatch, argument checks, allocation): ~10 us.
 HOST_OP_GRID = [2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40]
 HOST_OP_PRIOR = 10.0
 # One value for every engine, fitted on the rows it affects: (grid, which rows, prior).
-SHARED = {"hbm3_factor": (HBM3_GRID, _is_hbm3, 1.0),
-          "host_factor_consumer": (HOST_CONSUMER_GRID, _is_eager_consumer, HOST_CONSUMER_PRIOR)}
+SHARED = {"hbm3_factor": (HBM3_GRID, is_hbm3, 1.0),
+          "host_factor_consumer": (HOST_CONSUMER_GRID, is_eager_consumer, HOST_CONSUMER_PRIOR)}
 ENGINE_GRIDS["host_op_us"] = HOST_OP_GRID
 PRIOR_ENGINE["host_op_us"] = HOST_OP_PRIOR
 # Tied across the engines of one engines.csv bw_group (the same 16-bit matmul kernels).
 GROUPED = ("bw_eff_hbm", "bw_eff_gddr")
-# Fitted on the rows where the GPU, not the host, sets the pace (see _device_rows).
+# Fitted on the rows where the GPU, not the host, sets the pace (see device_rows).
 DEVICE_FITTED = {"hbm3_factor"}
 
 
@@ -219,66 +193,15 @@ def scored_cases():
     return [c for c in load_cases() if not c.exclude]
 
 
-def _relevant(obj: str, k: str, rows, is_kernel: bool) -> bool:
-    r = [c.row for c in rows]
-    if is_kernel:
-        if k == "reconstruct_batch" and obj not in RECONSTRUCT_FITTED:
-            return False
-        if k in ("batch_slope", "reconstruct_batch"):
-            return len({x["batch"] for x in r}) >= 2
-        if k == "compute_eff":
-            return any(int(x["batch"]) >= 16 for x in r)
-        if k in ("launch_us_per_linear", "reconstruct_launch_us_per_linear"):
-            eng = {e.id: e for e in load_engines()}
-            kern = next((x for x in load_kernels() if x.id == obj), None)
-            eager = [x for x in r if not eng[x["engine_id"]].cuda_graphs]
-            if k == "reconstruct_launch_us_per_linear":  # rows on a known dequantise-then-GEMM path
-                return obj not in RECONSTRUCT_FITTED and bool(kern and kern.reconstruct_batch) and any(
-                    int(x["batch"]) >= kern.reconstruct_batch for x in eager)
-            return bool(eager)
-        return True
-    if k == "bw_eff_hbm" or k == "bw_eff_gddr":
-        from knowledge.catalog import resolve_gpu
-        hbm = [resolve_gpu(x["gpu_id"]).gpu.is_hbm for x in r]
-        return any(hbm) if k == "bw_eff_hbm" else not all(hbm)
-    if k == "compute_eff":
-        return any(int(x["batch"]) >= 16 for x in r)
-    if k == "prefill_eff":
-        return any(x["metric"] == "aggregate_output" and int(x["batch"]) * int(x["prompt_tokens"] or 0) >= 2048
-                   for x in r)
-    if k == "allreduce_us":
-        return any(int(x["gpus"]) > 1 for x in r)
-    if k == "layer_hop_ms":
-        return any(int(x["gpus"]) > 1 for x in r)
-    if k == "kv_passes":
-        return obj in KV_PASSES_FITTED
-    if k == "attn_bw_eff":  # rows whose KV cache is long enough to weigh in the step
-        return obj not in KV_PASSES_FITTED and sum(_kv_tokens(x) >= ATTN_ROWS_TOKENS for x in r) >= ATTN_MIN_ROWS
-    if k == "host_op_us":
-        return any(_pays_host_ops(c) for c in rows)
-    if k == "overhead_ms_per_layer":  # counted operations replace it (EngineProfile.layer_host_ms)
-        return not next(e for e in load_engines() if e.id == obj).host_ops_per_layer
-    return True
-
-
-def _kv_tokens(row: dict) -> float:
-    """KV-cache tokens a decode step of the row reads on average: batch x (prompt + output / 2)."""
-    return int(row["batch"]) * (int(row["prompt_tokens"] or 0) + int(row["output_tokens"] or 0) / 2)
-
-
-def _long_rows(rows: list) -> list:
-    """The rows whose KV cache weighs in the step: attention's read efficiency is fitted on these
-    alone, so it does not absorb a bias of the engine's short-context rows."""
-    return [c for c in rows if _kv_tokens(c.row) >= ATTN_ROWS_TOKENS]
-
-
-def _loss(rows, engines, kernels) -> float:
+def _loss(rows, tables: dict) -> float:
+    """Mean clipped |log(estimate / measured)| of `rows` with the trial profiles in `tables`
+    ({"e": engines, "k": kernels, "g": GPUs})."""
     if not rows:
         return 0.0
     errs = []
     for c in rows:
         try:
-            e = estimate_for(c, engines, kernels)
+            e = estimate_for(c, tables["e"], tables["k"], tables["g"])
         except Exception:  # a trial value outside a profile's bounds
             return math.inf
         errs.append(min(abs(math.log(e / c.measured)), CLIP))
@@ -292,17 +215,11 @@ def _bw_groups() -> dict[str, str]:
         return {r["id"]: r.get("bw_group", "") for r in csv.DictReader(fh) if r.get("bw_group")}
 
 
-def _device_rows(rows: list, engines: dict) -> list:
-    """The rows of engines whose host work does not hide the GPU's (no host_overlap), when there
-    are any: a bandwidth efficiency is measured where the GPU sets the pace, then shared with the
-    eager engines of its group, whose steps are mostly Python."""
-    device = [c for c in rows if not engines[c.engine].host_overlap]
-    return device or rows
-
-
-def _engine_params(train, engines: dict, by_engine: dict) -> list[tuple[tuple[str, ...], str, list]]:
-    """(engine ids, parameter, rows it is fitted on): shared, grouped, then per-engine parameters."""
-    out = [(tuple(engines), key, _device_rows(rows, engines) if key in DEVICE_FITTED else rows)
+def _engine_params(train, engines: dict, by_engine: dict, shared_gpus) -> list[tuple[tuple[str, ...], str, list]]:
+    """(engine ids, parameter, rows it is fitted on): shared, grouped, then per-engine parameters. An
+    engine measured only on GPUs whose decode share is fitted (`shared_gpus`) keeps its prior bandwidth
+    for that memory type unless its bw_group gives it one."""
+    out = [(tuple(engines), key, device_rows(rows, engines) if key in DEVICE_FITTED else rows)
            for key, (_, pred, _) in SHARED.items() if (rows := [c for c in train if pred(c)])]
     groups, seen = _bw_groups(), set()
     for eid, rows in by_engine.items():
@@ -314,11 +231,14 @@ def _engine_params(train, engines: dict, by_engine: dict) -> list[tuple[tuple[st
                     continue
                 seen.add((groups[eid], k))
                 members = tuple(e for e in engines if groups.get(e) == groups[eid])
-                grows = _device_rows([c for m in members for c in by_engine.get(m, [])], engines)
-                if _relevant(eid, k, grows, False):
+                grows = device_rows([c for m in members for c in by_engine.get(m, [])], engines)
+                if relevant(eid, k, grows, False):
                     out.append((members, k, grows))
-            elif _relevant(eid, k, rows, False) and (k != "host_sync_share" or engines[eid].host_overlap):
-                out.append(((eid,), k, _long_rows(rows) if k == "attn_bw_eff" else rows))
+            elif k in GROUPED and all(c.row["gpu_id"] in shared_gpus for c in rows
+                                      if resolve_gpu(c.row["gpu_id"]).gpu.is_hbm == (k == "bw_eff_hbm")):
+                continue
+            elif relevant(eid, k, rows, False) and (k != "host_sync_share" or engines[eid].host_overlap):
+                out.append(((eid,), k, long_rows(rows) if k == "attn_bw_eff" else rows))
     return out
 
 
@@ -326,54 +246,62 @@ def _kernel_prior(kid: str) -> dict:
     return PRIOR_KERNEL | PRIOR_KERNEL_BY_ID.get(kid, {})
 
 
-def _penalty(key: str, value: float, is_kernel: bool, anchor: float | None = None, obj: str = "") -> float:
+def _penalty(key: str, value: float, kind: str, anchor: float | None = None, obj: str = "") -> float:
     """PRIOR_WEIGHT x log-distance from the physical prior, plus FAMILY_WEIGHT x log-distance from
     `anchor` (the related engine generation's fit, in the second pass)."""
     off = PRIOR_OFFSET.get(key, 0.0)
-    prior = SHARED[key][2] if key in SHARED else (_kernel_prior(obj) if is_kernel else PRIOR_ENGINE).get(key)
+    prior = SHARED[key][2] if key in SHARED else {"k": _kernel_prior(obj), "g": PRIOR_GPU}.get(kind, PRIOR_ENGINE).get(key)
     out = PRIOR_WEIGHT * math.log((value + off) / (prior + off)) ** 2 if prior is not None and PRIOR_WEIGHT else 0.0
     if anchor is not None and FAMILY_WEIGHT and (value + off) > 0 and (anchor + off) > 0:
         out += FAMILY_WEIGHT * math.log((value + off) / (anchor + off)) ** 2
     return out
 
 
-def _descend(table: dict, ids: tuple, key: str, grid, rows, engines: dict, kernels: dict, is_kernel: bool,
-             anchor: float | None = None) -> None:
-    """Set `key` on every object in `ids` to the grid value with the lowest loss on `rows` plus its
-    penalties (in place)."""
-    best = _loss(rows, engines, kernels) + _penalty(key, getattr(table[ids[0]], key), is_kernel, anchor, ids[0])
+def _descend(kind: str, ids: tuple, key: str, grid, rows, tables: dict, anchor: float | None = None) -> None:
+    """Set `key` on every object in `ids` of tables[kind] to the grid value with the lowest loss on
+    `rows` plus its penalties (in place)."""
+    table = tables[kind]
+    best = _loss(rows, tables) + _penalty(key, getattr(table[ids[0]], key), kind, anchor, ids[0])
     for v in grid:
         trial = table | {i: table[i].model_copy(update={key: v}) for i in ids}
-        loss = (_loss(rows, engines if is_kernel else trial, trial if is_kernel else kernels)
-                + _penalty(key, v, is_kernel, anchor, ids[0]))
+        loss = _loss(rows, tables | {kind: trial}) + _penalty(key, v, kind, anchor, ids[0])
         if loss < best - 1e-9:
             best = loss
             table.update({i: trial[i] for i in ids})
 
 
-def _start() -> tuple[dict, dict]:
+def _start() -> dict:
     engines = {e.id: e.model_copy(update=PRIOR_ENGINE | {k: prior for k, (_, _, prior) in SHARED.items()}
                                   | ({"kv_passes": 3} if e.id in KV_PASSES_FITTED else {}))
                for e in load_engines()}
     kernels = {k.id: k.model_copy(update=_kernel_prior(k.id) | ({"reconstruct_batch": 0} if k.id in RECONSTRUCT_FITTED
                                                          else {})) for k in load_kernels()}
-    return engines, kernels
+    gpus = {g: resolve_gpu(g).gpu.model_copy(update={"decode_bw_share": None})
+            for g in {c.row["gpu_id"] for c in scored_cases()}}
+    return {"e": engines, "k": kernels, "g": gpus}
 
 
-def _fit_pass(train, engines: dict, kernels: dict, anchors: dict | None) -> tuple[dict, dict]:
-    """Coordinate descent from `engines`/`kernels`; per-engine numbers are pulled towards `anchors`
-    (engine id -> the profile its generation is shrunk towards) when given."""
+def _fit_pass(train, tables: dict, anchors: dict | None) -> dict:
+    """Coordinate descent from `tables` ({"e": engines, "k": kernels, "g": GPUs}); per-engine numbers
+    are pulled towards `anchors` (engine id -> the profile its generation is shrunk towards) when given."""
+    engines, kernels = tables["e"], tables["k"]
     by_engine = {eid: [c for c in train if c.engine == eid] for eid in engines}
     by_kernel = {kid: [c for c in train if kernel_id(c) == kid] for kid in kernels}
-    params = [("e", ids, k, rows) for ids, k, rows in _engine_params(train, engines, by_engine)]
+    by_gpu = share_gpus(train, engines)
+    tables["g"] = tables["g"] | {g: tables["g"][g].model_copy(update={
+        "decode_bw_share": tables["g"][g].decode_bw_share or PRIOR_GPU["decode_bw_share"]}) for g in by_gpu}
+    params = [("e", ids, k, rows) for ids, k, rows in _engine_params(train, engines, by_engine, by_gpu)]
     params += [("k", (kid,), k, rows) for kid, rows in by_kernel.items() if rows and kid not in REFERENCE_KERNELS
-               for k in KERNEL_GRIDS if _relevant(kid, k, rows, True)]
+               for k in KERNEL_GRIDS if relevant(kid, k, rows, True)]
+    params += [("g", (g,), "decode_bw_share", rows) for g, rows in by_gpu.items()]
     for _ in range(SWEEPS):
         for kind, ids, k, rows in params:
-            grid = SHARED[k][0] if k in SHARED else (ENGINE_GRIDS if kind == "e" else KERNEL_GRIDS)[k]
+            grid = SHARED[k][0] if k in SHARED else {"e": ENGINE_GRIDS, "k": KERNEL_GRIDS, "g": GPU_GRIDS}[kind][k]
             anchor = (getattr(anchors[ids[0]], k) if anchors and kind == "e" and len(ids) == 1
                       and ids[0] in anchors and k not in SHARED else None)
-            _descend(engines if kind == "e" else kernels, ids, k, grid, rows, engines, kernels, kind == "k", anchor)
+            _descend(kind, ids, k, grid, rows, tables, anchor)
+    tables["g"] = {g: x.model_copy(update={"decode_bw_share": None}) if (x.decode_bw_share or 1) >= 1 else x
+                   for g, x in tables["g"].items()}
     _borrow_for_unseen_kernels(kernels, by_kernel)
     groups = _bw_groups()
     for eid, src in _prior_from().items():  # no rows of its own: the stated stand-in engine's fit
@@ -383,31 +311,33 @@ def _fit_pass(train, engines: dict, kernels: dict, anchors: dict | None) -> tupl
             if any(by_engine.get(m) for m, g in groups.items() if g and g == groups.get(eid)):
                 keep |= {k: getattr(engines[eid], k) for k in GROUPED}
             engines[eid] = engines[src].model_copy(update=keep)
-    return engines, kernels
+    return tables
 
 
-def fit(train) -> tuple[dict, dict]:
-    """Fit every engine and kernel on `train`, starting from the priors. Returns (engines, kernels).
+def fit(train) -> tuple[dict, dict, dict]:
+    """Fit every engine, kernel and GPU decode share on `train`, starting from the priors. Returns
+    (engines, kernels, GPUs): {id: profile} each, every GPU of the measurement table in the last.
 
     Two passes when FAMILY_WEIGHT > 0: the first fits every engine generation on its own rows; the
     second refits each one pulled towards the first-pass fit of the generation named in its
     `prior_from` column (partial pooling): a generation with few rows stays near its relative,
     one with many rows follows them.
     """
-    engines, kernels = _fit_pass(train, *_start(), anchors=None)
+    tables = _fit_pass(train, _start(), anchors=None)
     if FAMILY_WEIGHT:
+        engines = tables["e"]
         anchors = {eid: engines[src] for eid, src in _prior_from().items() if src in engines}
-        engines, kernels = _fit_pass(train, dict(engines), dict(kernels), anchors)
-    return engines, kernels
+        tables = _fit_pass(train, {k: dict(v) for k, v in tables.items()}, anchors)
+    return tables["e"], tables["k"], tables["g"]
 
 
 def _held_out(src: str, cases: list) -> list[dict]:
     """Fit without source `src`, predict its cases."""
-    engines, kernels = fit([c for c in cases if c.source != src])
+    engines, kernels, gpus = fit([c for c in cases if c.source != src])
     out = []
     for c in cases:
         if c.source == src:
-            e = estimate_for(c, engines, kernels)
+            e = estimate_for(c, engines, kernels, gpus)
             out.append({"id": c.id, "engine": c.engine, "source": src, "kernel": kernel_id(c),
                         "measured": c.measured, "estimate": e,
                         "error_pct": 100.0 * (e - c.measured) / c.measured, "exclude": ""})
@@ -429,10 +359,12 @@ def loso(cases=None, workers: int | None = None) -> list[dict]:
         return [r for part in parts for r in part]
 
 
-def _write(engines: dict, kernels: dict, cases) -> None:
-    """Copy fitted values into knowledge/engines.csv and knowledge/quant_kernels.csv, with row ids."""
+def _write(engines: dict, kernels: dict, gpus: dict, cases) -> None:
+    """Copy fitted values into knowledge/engines.csv, quant_kernels.csv and gpus.csv, with row ids."""
+    fitted = share_gpus(cases, engines)
     for fname, table, grids, key in (("engines.csv", engines, ENGINE_GRIDS, lambda c: c.engine),
-                                     ("quant_kernels.csv", kernels, KERNEL_GRIDS, kernel_id)):
+                                     ("quant_kernels.csv", kernels, KERNEL_GRIDS, kernel_id),
+                                     ("gpus.csv", gpus, GPU_GRIDS, lambda c: c.row["gpu_id"])):
         path = DATA_DIR / fname
         with open(path, newline="", encoding="utf-8") as fh:
             rows = list(csv.DictReader(fh))
@@ -440,6 +372,12 @@ def _write(engines: dict, kernels: dict, cases) -> None:
         for r in rows:
             mine = [c.id.split("-")[0] for c in cases if key(c) == r["id"]]
             if fname == "quant_kernels.csv" and r["id"] in REFERENCE_KERNELS:
+                continue
+            if fname == "gpus.csv":
+                share = r["id"] in fitted and gpus[r["id"]].decode_bw_share
+                r["decode_bw_share"] = f"{share:g}" if share else ""
+                r["decode_bw_source"] = ("fitted (benchmarks/calibrate_speed.py) on rows "
+                                         + ";".join(c.id.split("-")[0] for c in fitted[r["id"]])) if share else ""
                 continue
             if not mine and fname == "engines.csv":
                 continue
@@ -461,15 +399,18 @@ def main() -> int:
     ap.add_argument("--write", action="store_true", help="write the in-sample fit into the knowledge CSVs")
     args = ap.parse_args()
     cases = scored_cases()
-    engines, kernels = fit(cases)
+    engines, kernels, gpus = fit(cases)
     for eid, e in engines.items():
         print(f"{eid:17}", {k: getattr(e, k) for k in ENGINE_GRIDS})
     for kid, k in kernels.items():
         if kid not in REFERENCE_KERNELS:
             print(f"{kid:17}", {x: getattr(k, x) for x in KERNEL_GRIDS})
+    for gid, g in gpus.items():
+        if g.decode_bw_share:
+            print(f"{gid:17}", {"decode_bw_share": g.decode_bw_share})
     if args.write:
-        _write(engines, kernels, cases)
-        print("written to knowledge/engines.csv and knowledge/quant_kernels.csv")
+        _write(engines, kernels, gpus, cases)
+        print("written to knowledge/engines.csv, quant_kernels.csv and gpus.csv")
     if args.loso:
         rows = loso(cases)
         print(f"LOSO median |error| {statistics.median(abs(r['error_pct']) for r in rows):.1f}% (n={len(rows)})")

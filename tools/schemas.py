@@ -146,6 +146,11 @@ class GpuSpec(BaseModel):
         None, gt=0, description="dense 16-bit tensor TFLOPS per board watt of this GPU's chip at full clocks, from a "
                                 "higher-power card of the same chip (named in power_source); None = no such card known")
     power_source: str = ""
+    decode_bw_share: float | None = Field(
+        None, gt=0, le=1, description="share of the datasheet bandwidth decode reaches on this GPU with an engine's "
+                                      "usual efficiency, where published measurements show it falls short (fitted by "
+                                      "benchmarks/calibrate_speed.py, rows in decode_bw_source); None = no shortfall known")
+    decode_bw_source: str = ""
 
     @property
     def sustained_tensor_tflops(self) -> float | None:

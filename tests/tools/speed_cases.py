@@ -17,7 +17,7 @@ from pathlib import Path
 from assistant.api import resolve_model_arch
 from knowledge.catalog import load_engines, load_kernels, resolve_gpu, resolve_kernel
 from tools.kernels import DENSE, KernelProfile
-from tools.schemas import validated
+from tools.schemas import GpuSpec, validated
 from tools.throughput import EngineProfile, SpeedRequest, estimate_speed
 from tools.units import weight_format
 
@@ -84,9 +84,10 @@ def kernel_id(case: SpeedCase) -> str:
 
 
 def estimate_for(case: SpeedCase, engines: dict[str, EngineProfile] | None = None,
-                 kernels: dict[str, KernelProfile] | None = None) -> float:
-    """Estimated tokens/s in the case's metric, with optional trial engine and kernel profiles."""
+                 kernels: dict[str, KernelProfile] | None = None, gpus: dict[str, GpuSpec] | None = None) -> float:
+    """Estimated tokens/s in the case's metric, with optional trial engine, kernel and GPU profiles."""
     arch, gpu, req, kid = _resolved(case.id)
+    gpu = (gpus or {}).get(case.row["gpu_id"], gpu)
     engine = (engines or {}).get(case.engine) or next(e for e in load_engines() if e.id == case.engine)
     kern = (kernels or {}).get(kid) or _catalog_kernels().get(kid, DENSE)
     est = estimate_speed(arch, gpu, engine, req, kernel=kern)

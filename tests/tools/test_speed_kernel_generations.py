@@ -187,17 +187,70 @@ def test_attention_efficiency_is_fitted_only_on_rows_with_a_long_cache():
     # batch x (prompt + output / 2): 4 x (400 + 128) = 2,112 cache tokens counts as long (>= 2,048);
     # 1 x (1,900 + 128 / 2) = 1,964 does not. An engine needs two long rows, and one whose KV-pass count
     # is fitted (the concatenating transformers cache) does not get a second knob on the same term
-    from benchmarks.calibrate_speed import ATTN_MIN_ROWS, ATTN_ROWS_TOKENS, _kv_tokens, _relevant
+    from benchmarks.speed_rows import ATTN_MIN_ROWS, ATTN_ROWS_TOKENS, kv_tokens, relevant
 
     def case(batch, prompt, output):
         return CASES["s273"].__class__("x", {"batch": batch, "prompt_tokens": prompt, "output_tokens": output})
 
     assert (ATTN_ROWS_TOKENS, ATTN_MIN_ROWS) == (2048, 2)
-    assert _kv_tokens({"batch": "4", "prompt_tokens": "400", "output_tokens": "256"}) == 2112
-    assert _kv_tokens({"batch": "1", "prompt_tokens": "1900", "output_tokens": "128"}) == 1964
+    assert kv_tokens({"batch": "4", "prompt_tokens": "400", "output_tokens": "256"}) == 2112
+    assert kv_tokens({"batch": "1", "prompt_tokens": "1900", "output_tokens": "128"}) == 1964
     long, short = case("4", "400", "256"), case("1", "1900", "128")
-    assert _relevant("some-engine", "attn_bw_eff", [long, long, short], False)
-    assert not _relevant("some-engine", "attn_bw_eff", [long, short, short], False)
-    assert not _relevant("pytorch-eager-legacy", "attn_bw_eff", [long, long], False)
+    assert relevant("some-engine", "attn_bw_eff", [long, long, short], False)
+    assert not relevant("some-engine", "attn_bw_eff", [long, short, short], False)
+    assert not relevant("pytorch-eager-legacy", "attn_bw_eff", [long, long], False)
     # shipped: of the engines with long rows only ExLlamaV2 reads the cache slower than the weights
     assert {i for i, e in ENGINES.items() if e.attn_bw_eff < 1} == {"exllamav2"}
+
+
+# ---- a GPU's decode share where no engine measured elsewhere pins it -------------------------------
+
+def test_h20_share_worked_from_the_qwen3_32b_row():
+    # Qwen speed benchmark (s61): SGLang, Qwen3-32B bf16, batch 1, 2048 output tokens, 20.72 tokens/s =
+    # 48.26 ms per step. By hand: 64 layers x (q 5120x8192 + k, v 5120x1024 + o 8192x5120 + MLP 3 x
+    # 5120x25600 = 487.6M) = 31.21B + LM head 151936 x 5120 = 0.78B -> 63.98 GB of bf16 weights per step
+    # (the 1,024-token average KV cache adds 0.27 GB, 0.4 %). SGLang's fitted per-layer and per-step
+    # overheads take 64 x 0.07 + 0.25 = 4.73 ms, leaving 43.53 ms: 1.47 TB/s, against the 4.0 TB/s the
+    # torch bandwidth group reaches on HBM3 elsewhere (0.84 x 1.25, capped at 1): a share of 0.37.
+    from knowledge.catalog import resolve_gpu
+    sg, h20 = ENGINES["sglang"], resolve_gpu("h20").gpu
+    step_ms = 1e3 / CASES["s61"].measured
+    assert step_ms == pytest.approx(48.26, abs=0.01)
+    left_ms = step_ms - 64 * sg.overhead_ms_per_layer - sg.overhead_ms_per_step
+    share = 63.98e9 / (left_ms * 1e-3) / (h20.mem_bandwidth_gb_per_s * 1e9 * min(1.0, sg.bw_eff_hbm * sg.hbm3_factor))
+    assert share == pytest.approx(0.37, abs=0.01)
+    # the fit over all eight H20 rows (0.6B to 32B, where fixed overhead weighs more) lands one grid step above
+    assert h20.decode_bw_share == pytest.approx(share, abs=0.05)
+    assert est("s61") == pytest.approx(CASES["s61"].measured, rel=0.10)
+
+
+def test_sglang_takes_the_torch_group_bandwidth_so_the_h20_shortfall_stays_with_the_h20():
+    # SGLang runs 16-bit linears on torch / cuBLAS like vLLM (engines.csv bw_group torch); its only rows are
+    # on the H20, so without the GPU share its fit read 0.30 of HBM bandwidth and put SGLang on an H100 at
+    # half vLLM's speed. Now Llama 3.1 8B bf16 at batch 1 on an H100 is within 10 % for the two engines.
+    from assistant import api
+    kw = dict(model="meta-llama/Llama-3.1-8B", gpu="h100-sxm", precision="bf16", batch=1, prompt_tokens=512,
+              output_tokens=256)
+    vllm, sglang = (api.speed(engine=e, **kw).decode_tokens_per_s for e in ("vllm", "sglang"))
+    assert sglang == pytest.approx(vllm, rel=0.10)
+    assert ENGINES["sglang"].bw_eff_hbm == ENGINES["vllm"].bw_eff_hbm
+    on_h20 = api.speed(engine="vllm", **(kw | {"gpu": "h20"}))
+    assert any("Published decode measurements on H20" in a for a in on_h20.assumptions)
+    # 4.0 TB/s on paper against the H100's 3.35, but ~1.6 TB/s as measured: slower than the H100
+    assert on_h20.decode_tokens_per_s < 0.65 * vllm
+
+
+def test_share_is_fitted_only_where_no_engine_measured_elsewhere_pins_the_gpu():
+    from benchmarks.speed_rows import share_gpus
+    from tests.tools.speed_cases import SpeedCase
+
+    def row(engine, gpu):
+        return SpeedCase(f"x-{engine}-{gpu}", {"engine_id": engine, "gpu_id": gpu}, 1.0)
+
+    eng = {e: ENGINES[e] for e in ("sglang", "vllm", "pytorch-eager")}
+    lone = [row("sglang", "h20"), row("vllm", "h100-sxm"), row("vllm", "a100-80gb-sxm")]
+    assert set(share_gpus(lone, eng)) == {"h20"}
+    # a host-bound (eager) engine measured elsewhere does not pin the GPU: Python sets its pace
+    assert set(share_gpus(lone + [row("pytorch-eager", "h20"), row("pytorch-eager", "h100-sxm")], eng)) == {"h20"}
+    # vLLM on the H20 too: vLLM's own efficiency is measured on other GPUs, so the H20 is pinned
+    assert set(share_gpus(lone + [row("vllm", "h20")], eng)) == set()
