@@ -406,9 +406,9 @@ def _assumptions(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: SpeedRe
     out.append(f"Compute at {how}; {engine.name} reaches ~{engine.bw_eff(gpu) / share:.0%} of "
                f"{'HBM' if gpu.is_hbm else 'GDDR'} bandwidth at 16-bit.")
     if share < 1:
-        out.append(f"Published decode measurements on {gpu.name} reach only ~{share:.0%} of that (knowledge/gpus.csv "
-                   f"decode_bw_share): ~{gpu.mem_bandwidth_gb_per_s * engine.bw_eff(gpu):,.0f} of its "
-                   f"{gpu.mem_bandwidth_gb_per_s:,.0f} GB/s.")
+        out.append(f"Published decode measurements on {gpu.name} reach only ~{share:.0%} of that: "
+                   f"~{gpu.mem_bandwidth_gb_per_s * engine.bw_eff(gpu):,.0f} of the {gpu.mem_bandwidth_gb_per_s:,.0f} "
+                   "GB/s its datasheet gives, so it decodes slower than that figure suggests.")
     if kern is not DENSE:
         grow = (f", dequantising to 16-bit from batch {kern.reconstruct_batch}" if kern.reconstruct_batch else
                 f", +{kern.batch_slope:.0%} weight-read time per extra sequence" if kern.batch_slope else "")
