@@ -131,7 +131,8 @@ def _measure_intents(e: _Evidence) -> None:
     if "recommend" in cues and not e.has_model and not set(q.facts()) - {"method"} and patterns("domain").search(e.t) and \
             ("guide" not in cues or _hint("which_gpu", e.t)):
         e.add("recommend")  # "which GPU should I rent for my project?": asked back for the model
-    if "recommend" in cues and (e.has_model or e.image or e.training or e.comparing or q.gpus or q.egress_gb or q.storage_gb):
+    if "recommend" in cues and not _settings_on_one_card(q, e.t) and \
+            (e.has_model or e.image or e.training or e.comparing or q.gpus or q.egress_gb or q.storage_gb):
         # "which providers offer H100s, and the rate?", "which provider should I pick for H100s?"
         e.add("recommend")
     if "speed" in cues and (e.has_model or e.has_gpu or e.image):
@@ -237,6 +238,18 @@ def _main_is(intents: list[str], *kinds: str) -> bool:
     return bool(intents) and intents[0] in kinds
 
 
+def _settings_on_one_card(q: Query, t: str) -> bool:
+    """Two precisions or engines weighed on the one card named ("on an H100, vLLM or TensorRT-LLM, which
+    is faster?"): 'which' picks a setting, not another GPU to rent."""
+    return bool(q.setting_alternatives) and len(q.gpus) == 1 and not (q.gpu_unknown or q.other_models) and \
+        len(q.providers) < 2 and not _hint("which_gpu", t)
+
+
+def _picks_among(q: Query, t: str) -> bool:
+    """'Which one do I use?' over things to run or rent, unless the choice is a setting on the card named."""
+    return _hint("preference", t) and bool(q.has_model or q.has_gpu or q.providers) and not _settings_on_one_card(q, t)
+
+
 def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
     """Capabilities a question needs because of another: a recommendation rests on the memory fit
     and the offers, a comparison shows the same rows (fit, speed, price) for each side, a cost names
@@ -261,7 +274,7 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
         add("cost")
         if _hint("preference", t):
             add("recommend")
-    elif "compare" in intents and _hint("preference", t) and (q.has_model or q.has_gpu or q.providers):
+    elif "compare" in intents and _picks_among(q, t):
         add("recommend")  # "awq vs gptq, which one do I use?" with nothing to run it on is answered by the guide
     if q.has_model and q.has_gpu and q.method in ("full", "lora", "qlora", "finetune") and intents and "fit" not in intents:
         add("fit")

@@ -137,6 +137,9 @@ def _fit_calls(q: Query) -> list[Call]:
                        ("lora_rank", "lora_rank"), ("gpu_count", "gpus")):
         if field in q.alternatives and out and (arg in out[0]["args"] or field in ("lora_rank", "gpu_count")):
             out.append({"name": "vram_calculator", "args": out[0]["args"] | {arg: int(q.alternatives[field])}})
+    alt = q.setting_alternatives.get("precision")
+    if alt and "compare" in q.intents and len(out) == 1 and "weight_precision" in out[0]["args"]:
+        out.append({"name": "vram_calculator", "args": out[0]["args"] | {"weight_precision": alt}})  # "fp16 vs fp8"
     if base.get("method") == "full" and not q.training_precision and len(out) == 1:
         out.append({"name": "vram_calculator", "args": out[0]["args"] | {"training_precision": "bf16"}})
     return out
@@ -194,9 +197,19 @@ def _speed_calls(q: Query) -> list[Call]:
     load = q.concurrent_users or q.batch
     batches = [1, load] if load and load > 1 else [1]
     models = model_sides(q) if model_args(q) else [{}]
-    return [{"name": "speed_estimator", "args": base | m | {"gpu": g, "batch": b} |
-             ({"gpus": q.gpu_counts[g]} if g in q.gpu_counts else {})} for m in models
-            for g in q.gpus[:MAX_SIDES if not m or m == model_args(q) else 1] for b in batches]
+    calls = [{"name": "speed_estimator", "args": base | m | {"gpu": g, "batch": b} |
+              ({"gpus": q.gpu_counts[g]} if g in q.gpu_counts else {})} for m in models
+             for g in q.gpus[:MAX_SIDES if not m or m == model_args(q) else 1] for b in batches]
+    return calls + _setting_sides(q, calls)
+
+
+def _setting_sides(q: Query, calls: list[Call]) -> list[Call]:
+    """A precision or engine weighed against another ("fp16 vs fp8", "vLLM or TensorRT-LLM"): the first
+    side's calls again with the other value, when the question compares one model on one card."""
+    if "compare" not in q.intents or not calls or len({c["args"].get("gpu") for c in calls}) > 1 or q.other_models:
+        return []
+    return [{"name": c["name"], "args": c["args"] | {field: value}}
+            for field, value in q.setting_alternatives.items() for c in calls]
 
 
 def _cost_calls(q: Query) -> list[Call]:

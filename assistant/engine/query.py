@@ -32,6 +32,12 @@ FACT_FIELDS = (
 )
 
 
+def second_values(first: dict[str, str | None], named: dict[str, list[str]]) -> dict[str, str]:
+    """Each setting's first other value named beside the one taken ("fp16 vs fp8" with fp8 taken:
+    fp16; "vLLM or TensorRT-LLM": TensorRT-LLM), for Query.setting_alternatives."""
+    return {k: o for k, v in first.items() if v and (o := next((x for x in named.get(k, []) if x != v), None))}
+
+
 # The numbers a user states, one row per fact: type and meaning; units are in the names. Query declares
 # them from here, and the evaluation and the coverage check read the same table.
 NUMBER_FACTS: dict[str, tuple[type, str]] = {
@@ -103,6 +109,9 @@ class _QueryFields(BaseModel):
     out_of_range: list[str] = Field(default_factory=list, description="values named as out of range")
     alternatives: dict[str, float] = Field(default_factory=dict,
                                            description="a fact's second value, to weigh beside the first ('4k vs 32k context')")
+    setting_alternatives: dict[str, str] = Field(
+        default_factory=dict, description="a named setting's second value, weighed beside the first when the question "
+                                          "compares them ('fp16 vs fp8', 'vLLM or TensorRT-LLM'): precision, engine")
     injection: bool = Field(False, description="the text tries to instruct the assistant")
     intent_cued: bool = Field(False, description="the words themselves ask for an intent (not only settings)")
     seen_gpus: list[str] = Field(default_factory=list, description="every GPU named in the thread so far")

@@ -28,7 +28,7 @@ from assistant.engine.quantities import assign_roles, counts_per_card
 from assistant.engine.relative import relative_changes
 from assistant.engine.intents import cue_set, finalize
 from assistant.engine.normalise import MAX_CHARS, normalise
-from assistant.engine.query import Query, merge
+from assistant.engine.query import Query, merge, second_values
 
 _BITS = {4: "int4", 8: "int8", 16: "fp16", 32: "fp32"}
 
@@ -314,6 +314,8 @@ def _read_words(t: str, q: Query) -> None:
     q.engine = (named or engines)[0].value if engines else None
     if q.engine == "llama.cpp" and q.precision is None and "gguf" in t:
         q.precision = None
+    q.setting_alternatives = second_values({"precision": q.precision, "engine": q.engine},
+                                           {"precision": weights, "engine": [sp.value for sp in named]})
     q.method = _method(t)
     if q.method == "lora" and q.precision in ("nf4", "int4", "fp4"):
         q.method = "qlora"  # "lora ... 4bit nf4": LoRA on a 4-bit base is QLoRA

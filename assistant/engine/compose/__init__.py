@@ -234,11 +234,16 @@ def understood(q: Query, done: Done | None = None) -> list[Finding]:
         out += [Finding(code="u.model", params={"name": catalog_model_name(m)}) for m in q.other_models]
     if q.method:
         out.append(Finding(code="u.method", params={"method": {"code": f"term.{q.method}"}}))
+    weighed = q.setting_alternatives if "compare" in q.intents else {}
     for field, code in (("precision", "u.precision"), ("kv_precision", "u.kv_precision")):
         if getattr(q, field):
             out.append(Finding(code=code, params={"v": getattr(q, field)}))
+            if field in weighed:  # "fp16 vs fp8": both sides
+                out.append(Finding(code=code, params={"v": weighed[field]}))
     if q.engine:
         out.append(Finding(code="u.engine", params={"v": engine_name(q.engine)}))
+        if "engine" in weighed:
+            out.append(Finding(code="u.engine", params={"v": engine_name(weighed["engine"])}))
     if q.optimizer:
         out.append(Finding(code="u.optimizer", params={"v": q.optimizer}))
     if q.gpus:

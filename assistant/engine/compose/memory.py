@@ -118,7 +118,8 @@ def column(r: dict[str, Any], rs: list[dict[str, Any]]) -> Any:
     def parts(x: dict[str, Any]) -> list[str]:
         i = x.get("inputs", {})
         gpu = str((x.get("gpu") or {}).get("name", "")) + (f" x{i['gpus']}" if (i.get("gpus") or 1) > 1 else "")
-        return [model_name(x), gpu, str(i.get("precision") or ""), str(i.get("method") or "")]
+        return [model_name(x), gpu, str(i.get("precision") or ""), str(i.get("method") or ""),
+                engine_name(x.get("engine")) if x.get("engine") else ""]
     mine, all_ = parts(r), [parts(x) for x in rs]
     keep = [p for j, p in enumerate(mine) if p and len({a[j] for a in all_}) > 1]
     return _with_setting(r, rs, " · ".join(keep) or mine[1] or mine[0])
@@ -194,6 +195,8 @@ def speed_part(q: Query, done: Done, s: Sections) -> None:
         text = str(r["gpu"]["name"]) + (f" x{i['gpus']}" if (i.get("gpus") or 1) > 1 else "")
         if len({x.get("inputs", {}).get("precision") for x in rs}) > 1:
             text += f", {i.get('precision')}"
+        if len({x.get("engine") for x in rs}) > 1:
+            text += f", {engine_name(r.get('engine'))}"
         if len({x.get("inputs", {}).get("batch") for x in rs}) > 1:
             return {"code": "col.batch", "params": {"gpu": text, "n": i.get("batch")}}
         return text
@@ -213,25 +216,7 @@ def speed_part(q: Query, done: Done, s: Sections) -> None:
             if mem.get("aggregate_tokens_per_s_at_max_batch"):
                 s.key_numbers.append(kn("num.total_at_max_batch", mem["aggregate_tokens_per_s_at_max_batch"], "tok_s"))
     else:
-        if len({model_name(r) for r in rs}) > 1:
-            s.headline.append(Finding(code="speed.compare_models_head"))
-        else:
-            s.headline.append(Finding(code="speed.compare_head",
-                                      params={"model": model, "precision": inp.get("precision", "")}))
-        cols = ["col.metric"] + [column(r, rs) for r in rs]
-        rows = [[{"code": "num.per_user"}] + [q_(r["decode_tokens_per_s"], "tok_s") for r in rs],
-                [{"code": "num.total_throughput"}] + [q_(r["aggregate_tokens_per_s"], "tok_s") for r in rs],
-                [{"code": "num.ttft"}] + [q_(r["time_to_first_token_s"], "s") for r in rs],
-                [{"code": "num.bound"}] + [{"code": f"term.bound_{r['bound']}"} for r in rs],
-                [{"code": "num.fits"}] + [(r.get("memory") or {}).get("fits") for r in rs]]
-        s.tables.append(Table(title=Finding(code="table.speed_compare"), columns=cols, rows=rows))
-        one = [r for r in rs if (r.get("inputs") or {}).get("batch", 1) == 1]  # sides compared at batch 1
-        if len(one) >= 2:
-            best = max(one, key=lambda r: r["decode_tokens_per_s"])
-            slow = min(one, key=lambda r: r["decode_tokens_per_s"])
-            s.headline.append(Finding(code="speed.fastest", params={
-                "best": column(best, rs), "per": q_(best["decode_tokens_per_s"], "tok_s"),
-                "slow": column(slow, rs), "slow_per": q_(slow["decode_tokens_per_s"], "tok_s")}))
+        _speed_compare(rs, model, s)
     for r in rs:
         if r.get("memory") and r["memory"].get("fits") is False:
             s.notices.append(Finding(code="speed.no_fit", params={"gpu": item(r)}))
@@ -254,6 +239,30 @@ def speed_part(q: Query, done: Done, s: Sections) -> None:
     if asks_model_for_speed(q):
         s.headline.append(Finding(code="ask.model_for_speed", params={"model": model}))
     add_details(s, r0.get("assumptions"))
+
+
+def _speed_compare(rs: list[dict[str, Any]], model: str, s: Sections) -> None:
+    """Several speed results: one table with the same rows for each side, and the faster side at batch 1."""
+    if len({model_name(r) for r in rs}) > 1:
+        s.headline.append(Finding(code="speed.compare_models_head"))
+    else:
+        precisions = list(dict.fromkeys(str(r.get("inputs", {}).get("precision", "")) for r in rs))
+        s.headline.append(Finding(code="speed.compare_head",
+                                  params={"model": model, "precision": " / ".join(precisions)}))
+    cols = ["col.metric"] + [column(r, rs) for r in rs]
+    rows = [[{"code": "num.per_user"}] + [q_(r["decode_tokens_per_s"], "tok_s") for r in rs],
+            [{"code": "num.total_throughput"}] + [q_(r["aggregate_tokens_per_s"], "tok_s") for r in rs],
+            [{"code": "num.ttft"}] + [q_(r["time_to_first_token_s"], "s") for r in rs],
+            [{"code": "num.bound"}] + [{"code": f"term.bound_{r['bound']}"} for r in rs],
+            [{"code": "num.fits"}] + [(r.get("memory") or {}).get("fits") for r in rs]]
+    s.tables.append(Table(title=Finding(code="table.speed_compare"), columns=cols, rows=rows))
+    one = [r for r in rs if (r.get("inputs") or {}).get("batch", 1) == 1]  # sides compared at batch 1
+    if len(one) >= 2:
+        best = max(one, key=lambda r: r["decode_tokens_per_s"])
+        slow = min(one, key=lambda r: r["decode_tokens_per_s"])
+        s.headline.append(Finding(code="speed.fastest", params={
+            "best": column(best, rs), "per": q_(best["decode_tokens_per_s"], "tok_s"),
+            "slow": column(slow, rs), "slow_per": q_(slow["decode_tokens_per_s"], "tok_s")}))
 
 
 def train_part(q: Query, done: Done, s: Sections) -> None:

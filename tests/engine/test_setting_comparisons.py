@@ -1,0 +1,60 @@
+"""Two precisions or two engines weighed for one model on one card ("fp16 vs fp8", "vLLM or
+TensorRT-LLM, which is faster?"): both sides reach the tools and the answer puts them side by side.
+
+Before, the second value was dropped: the answer gave one side's speed and a recommendation of some
+other GPU, though the user had named theirs.
+"""
+
+import pytest
+
+from assistant import api
+from assistant.advisor import Advisor
+from assistant.engine.plan import plan
+from assistant.engine.query import Query
+from assistant.engine.understand import understand
+
+
+@pytest.mark.parametrize("text, field, first, second", [
+    ("Llama 3.1 8B on H100: fp16 vs fp8, which is faster?", "precision", "fp8", "fp16"),
+    ("Llama 3.1 8B on an H100, vLLM or TensorRT-LLM, which is faster?", "engine", "vllm", "tensorrt-llm"),
+    ("Llama 3.1 8B ko H100 pe vLLM se chalaun ya SGLang se, kaunsa tez hai?", "engine", "vllm", "sglang"),
+    ("Mistral 7B ke liye H100 pe fp8 behtar hai ya int4?", "precision", "fp8", "int4"),
+])
+def test_both_values_are_understood_and_no_other_gpu_is_recommended(text, field, first, second):
+    q = understand(text)
+    assert getattr(q, field) == first and q.setting_alternatives == {field: second}
+    assert "compare" in q.intents and "recommend" not in q.intents
+
+
+def test_one_value_is_no_comparison_and_two_cards_still_get_a_pick():
+    q = understand("Llama 3.1 8B on H100 in fp8 with vLLM: tokens/s?")
+    assert q.setting_alternatives == {} and "compare" not in q.intents
+    q = understand("Llama 3.1 8B: H100 or A100, which is faster?")
+    assert "recommend" in q.intents  # which card to take: the choice is the GPU
+
+
+def test_the_plan_runs_each_speed_and_memory_call_again_with_the_other_value():
+    q = Query(intents=["speed", "compare", "fit"], model="llama-3.1-8b", gpus=["H100"], precision="fp8",
+              method="inference", setting_alternatives={"precision": "fp16"}, text="fp16 vs fp8 on H100")
+    calls = plan(q)
+    assert [c["args"].get("precision") for c in calls if c["name"] == "speed_estimator"] == ["fp8", "fp16"]
+    assert [c["args"].get("weight_precision") for c in calls if c["name"] == "vram_calculator"] == ["fp8", "fp16"]
+    # not compared (no 'compare' intent): one side only
+    assert len([c for c in plan(q.model_copy(update={"intents": ["speed"]})) if c["name"] == "speed_estimator"]) == 1
+
+
+@pytest.fixture(scope="module")
+def adv(tmp_path_factory):
+    return Advisor("router", checkpoint_path=str(tmp_path_factory.mktemp("settings") / "threads.sqlite"))
+
+
+def test_the_answer_names_the_faster_engine_with_both_tool_figures(adv):
+    a = adv.ask("Llama 3.1 8B on an H100, vLLM or TensorRT-LLM, which is faster?")
+    kw = dict(model="meta-llama/Llama-3.1-8B", gpu="h100-sxm", batch=1, prompt_tokens=512, output_tokens=256)
+    vllm, trt = (round(api.speed(engine=e, **kw).decode_tokens_per_s) for e in ("vllm", "tensorrt-llm"))
+    assert vllm != trt
+    fast, slow = ("vLLM", "TensorRT-LLM") if vllm > trt else ("TensorRT-LLM", "vLLM")
+    assert f"Faster for one user: {fast}, at {max(vllm, trt)} tokens/s against {min(vllm, trt)} tokens/s for {slow}" \
+        in a.answer
+    assert "| vLLM | TensorRT-LLM |" in a.answer
+    assert "Best choice" not in a.answer and not any(c.name == "recommend_gpus" for c in a.tool_calls)
