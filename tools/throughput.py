@@ -413,7 +413,7 @@ def _assumptions(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: SpeedRe
         grow = (f", dequantising to 16-bit from batch {kern.reconstruct_batch}" if kern.reconstruct_batch else
                 f", +{kern.batch_slope:.0%} weight-read time per extra sequence" if kern.batch_slope else "")
         out.append(f"Quantised weights ({fmt.name}) run on {kern.name} [{kern.id}] at ~{kern.bw_eff:.0%} of that "
-                   f"bandwidth{grow} (knowledge/quant_kernels.csv).")
+                   f"bandwidth{grow}.")
     if engine.host_overlap:
         desk = (f"; on a desktop host (consumer GPU) Python takes {engine.host_scale(gpu):.2f}x the server's time"
                 if engine.host_scale(gpu) != 1.0 else "")

@@ -14,8 +14,8 @@ import re
 from typing import Any
 
 from assistant.engine.plan_args import (DEFAULTS, MAX_SIDES, Call, Done, context_of, count_for, data_args, gpu_sides,
-                                        hourly_only, is_training, model_args, model_sides, train_method, unique_calls,
-                                        vram_args)
+                                        hourly_only, is_training, model_args, model_sides, named_format, train_method,
+                                        unique_calls, vram_args)
 from assistant.engine.plan_forward import relaxations, second_round
 from assistant.engine.query import Query
 from knowledge.catalog import is_image_pipeline
@@ -185,7 +185,7 @@ def asks_model_for_speed(q: Query) -> bool:
 
 def _speed_calls(q: Query) -> list[Call]:
     base: dict[str, Any] = dict(model_args(q)) or {"model": DEFAULTS["example_model"]}  # named in the answer
-    for k, v in (("precision", q.precision), ("engine", q.engine), ("prompt_tokens", q.prompt_tokens),
+    for k, v in (("precision", named_format(q)), ("engine", q.engine), ("prompt_tokens", q.prompt_tokens),
                  ("output_tokens", q.output_tokens)):
         if v:
             base[k] = v
@@ -208,7 +208,8 @@ def _setting_sides(q: Query, calls: list[Call]) -> list[Call]:
     side's calls again with the other value, when the question compares one model on one card."""
     if "compare" not in q.intents or not calls or len({c["args"].get("gpu") for c in calls}) > 1 or q.other_models:
         return []
-    return [{"name": c["name"], "args": c["args"] | {field: value}}
+    arg = {"quant_format": "precision"}  # "awq vs gptq": the speed tool reads the format as its precision
+    return [{"name": c["name"], "args": c["args"] | {arg.get(field, field): value}}
             for field, value in q.setting_alternatives.items() for c in calls]
 
 

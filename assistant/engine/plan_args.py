@@ -11,6 +11,7 @@ from typing import Any
 
 from assistant.engine.query import Query
 from knowledge.catalog import is_image_pipeline
+from tools.units import weight_format
 
 DEFAULTS = {
     "context_tokens": 4096,
@@ -103,6 +104,15 @@ def vram_args(q: Query) -> dict[str, Any]:
     if q.gpu_count and q.gpu_count > 1:
         a["gpus"] = q.gpu_count
     return {k: v for k, v in a.items() if v is not None}
+
+
+def named_format(q: Query) -> str | None:
+    """The precision for the speed tool: the quantisation format as the user named it ('awq', 'gptq',
+    'bnb-int8'), which picks the engine's kernel for it, when it still stores the weights as q.precision
+    does (a follow-up that moves to fp8 leaves an earlier 'awq' behind); else q.precision."""
+    if q.quant_format and q.precision and weight_format(q.quant_format).name == weight_format(q.precision).name:
+        return q.quant_format
+    return q.precision
 
 
 def hourly_only(q: Query) -> bool:

@@ -23,7 +23,7 @@ SolveFor = Literal["max_context", "max_batch", "min_gpu_count", "min_gpu_memory"
 
 # Facts a user states. Everything else in Query is bookkeeping (language, coverage, carried-over fields).
 FACT_FIELDS = (
-    "solve_for", "model", "other_models", "model_unknown", "params_b", "method", "precision", "kv_precision",
+    "solve_for", "model", "other_models", "model_unknown", "params_b", "method", "precision", "quant_format", "kv_precision",
     "optimizer", "training_precision", "gpus", "gpu_unknown", "gpu_count", "gpu_counts", "gpu_memory_gb", "host_ram_gb",
     "context_tokens", "prompt_tokens", "output_tokens", "batch", "concurrent_users", "examples", "tokens_per_example",
     "dataset_tokens", "epochs", "budget_usd_per_hour", "budget_usd_total", "deadline_hours", "min_tokens_per_s",
@@ -81,6 +81,9 @@ class _QueryFields(BaseModel):
     method: Literal["inference", "full", "lora", "qlora", "finetune"] | None = Field(
         None, description="finetune = a fine-tune of unstated kind")
     precision: str | None = Field(None, description="weight precision (bf16, fp8, int8, int4, nf4, q4_k_m ...)")
+    quant_format: str | None = Field(None, description="the quantisation format or kernel as named ('awq', 'gptq', "
+                                      "'gptq-marlin', 'bnb-nf4', 'bnb-int8'): the speed tool's kernel; precision keeps "
+                                      "the bytes per weight")
     kv_precision: str | None = None
     optimizer: str | None = None
     training_precision: Literal["mixed", "bf16"] | None = None

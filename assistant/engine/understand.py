@@ -288,16 +288,15 @@ def _ordinal_or_version(t: str, n) -> bool:
 
 
 def _read_words(t: str, q: Query) -> None:
-    prec = _first_positive(t, "precision", ("q4_k_m", "q5_k_m", "q8_0", "q4_0", "q6_k", "nf4", "fp4", "fp8", "bf16",
-                                            "fp16", "fp32", "int8", "int4"))
     kv = _first_positive(t, "kv_precision")
     if kv:
         q.kv_precision = kv
     order = ("q4_k_m", "q5_k_m", "q8_0", "q4_0", "q6_k", "nf4", "fp4", "fp8", "bf16", "fp16", "fp32", "int8", "int4")
-    weights = []
+    weights, end = [], -1
     for sp in find_concepts(t, "precision"):
-        if _negated(t, sp.start, sp.end):
-            continue
+        if _negated(t, sp.start, sp.end) or sp.start < end:
+            continue  # negated, or inside an earlier name ("bitsandbytes 4-bit" is one format, not nf4 and int4)
+        end = sp.end
         kv_span = re.match(r"\s*kv", t[sp.end:sp.end + 4]) or \
             re.search(r"kv[- ]?(?:cache|کیش)\s*(?:in|at|as|to|with|=|:|میں)?\s*$", t[max(0, sp.start - 20):sp.start])
         if kv_span:
@@ -307,15 +306,15 @@ def _read_words(t: str, q: Query) -> None:
     prec = next((p for p in order if p in weights), None)
     if prec and (q.precision is None or q.precision in _BITS.values()):
         q.precision = prec
+    q.quant_format = _first_positive(t, "quant_format")
     q.optimizer = _first_positive(t, "optimizer", ("paged-adamw8bit", "adamw8bit", "adafactor", "sgd", "adamw"))
     q.training_precision = _first_positive(t, "training_precision")
     engines = [sp for sp in find_concepts(t, "engine") if not _negated(t, sp.start, sp.end)]
     named = [sp for sp in engines if sp.text != "gguf"]
     q.engine = (named or engines)[0].value if engines else None
-    if q.engine == "llama.cpp" and q.precision is None and "gguf" in t:
-        q.precision = None
-    q.setting_alternatives = second_values({"precision": q.precision, "engine": q.engine},
-                                           {"precision": weights, "engine": [sp.value for sp in named]})
+    q.setting_alternatives = second_values({"precision": q.precision, "engine": q.engine, "quant_format": q.quant_format},
+                                           {"precision": weights, "engine": [sp.value for sp in named],
+                                            "quant_format": [sp.value for sp in find_concepts(t, "quant_format")]})
     q.method = _method(t)
     if q.method == "lora" and q.precision in ("nf4", "int4", "fp4"):
         q.method = "qlora"  # "lora ... 4bit nf4": LoRA on a 4-bit base is QLoRA

@@ -58,3 +58,41 @@ def test_the_answer_names_the_faster_engine_with_both_tool_figures(adv):
         in a.answer
     assert "| vLLM | TensorRT-LLM |" in a.answer
     assert "Best choice" not in a.answer and not any(c.name == "recommend_gpus" for c in a.tool_calls)
+
+
+# ---- the quantisation format as named picks the speed tool's kernel ---------------------------------
+
+@pytest.mark.parametrize("text, precision, fmt", [
+    ("Qwen2.5 7B AWQ with transformers on an L4, tokens/s?", "int4", "awq"),
+    ("llama 3 8b gptq marlin vllm h100 speed", "int4", "gptq-marlin"),
+    ("Mistral 7B GPTQ with exllamav2 on a 3090 tokens per second", "int4", "gptq"),
+    ("Llama 3 8B with bitsandbytes 4-bit on a T4, how fast?", "nf4", "bnb-nf4"),
+    ("Llama 3 8B load_in_8bit transformers on an A10G speed?", "int8", "bnb-int8"),
+])
+def test_a_named_format_keeps_its_bytes_and_reaches_the_speed_tool(text, precision, fmt):
+    q = understand(text)
+    assert q.precision == precision and q.quant_format == fmt and not q.setting_alternatives
+    speeds = [c["args"] for c in plan(q) if c["name"] == "speed_estimator"]
+    assert speeds and all(a["precision"] == fmt for a in speeds)
+    assert all(c["args"].get("weight_precision") == precision for c in plan(q) if c["name"] == "vram_calculator")
+
+
+def test_a_format_left_from_an_earlier_turn_does_not_override_a_new_precision():
+    from assistant.engine.plan_args import named_format
+    assert named_format(Query(precision="int4", quant_format="awq")) == "awq"
+    assert named_format(Query(precision="fp8", quant_format="awq")) == "fp8"  # 'now in fp8' after 'AWQ'
+
+
+def test_awq_on_transformers_is_priced_on_the_awq_kernel_and_says_so(adv):
+    a = adv.ask("Qwen2.5 7B AWQ with transformers on an L4, tokens/s?")
+    want = api.speed(model="qwen2.5-7b", gpu="l4", engine="pytorch-eager", precision="awq", batch=1,
+                     prompt_tokens=512, output_tokens=256)
+    assert want.kernel == "awq-gemm"
+    assert f"about {want.decode_tokens_per_s:.1f} tokens/s per user" in a.answer
+    assert "[awq-gemm]" in a.answer  # the kernel assumed is named (it was cut as a code-like note before)
+
+
+def test_two_formats_on_the_same_kernel_are_said_to_tie(adv):
+    # vLLM runs both AWQ and GPTQ 4-bit on Marlin: one speed, said as such, not "awq is faster than awq"
+    a = adv.ask("llama 3 8b awq vs gptq on vllm on an A100, which is faster?")
+    assert "About the same for one user: awq and gptq both run at" in a.answer

@@ -26,6 +26,7 @@ from assistant.engine.compose.forward import (drop_repeated_defaults, image_plac
 from assistant.engine.compose.memory import fit_part, speed_part, train_part
 from assistant.engine.compose.money import cost_part, prices_part
 from assistant.engine.compose.recommend import recommend_part
+from assistant.engine.plan_args import named_format
 from assistant.engine.query import Query
 from assistant.engine.render.catalog import message
 
@@ -235,11 +236,12 @@ def understood(q: Query, done: Done | None = None) -> list[Finding]:
     if q.method:
         out.append(Finding(code="u.method", params={"method": {"code": f"term.{q.method}"}}))
     weighed = q.setting_alternatives if "compare" in q.intents else {}
-    for field, code in (("precision", "u.precision"), ("kv_precision", "u.kv_precision")):
-        if getattr(q, field):
-            out.append(Finding(code=code, params={"v": getattr(q, field)}))
-            if field in weighed:  # "fp16 vs fp8": both sides
-                out.append(Finding(code=code, params={"v": weighed[field]}))
+    for field, code, v in (("precision", "u.precision", named_format(q)), ("kv_precision", "u.kv_precision", q.kv_precision)):
+        if v:
+            out.append(Finding(code=code, params={"v": v}))
+            for w in (weighed.get(field), weighed.get("quant_format") if field == "precision" else None):
+                if w:  # "fp16 vs fp8", "awq vs gptq": both sides
+                    out.append(Finding(code=code, params={"v": w}))
     if q.engine:
         out.append(Finding(code="u.engine", params={"v": engine_name(q.engine)}))
         if "engine" in weighed:

@@ -260,7 +260,9 @@ def _speed_compare(rs: list[dict[str, Any]], model: str, s: Sections) -> None:
     if len(one) >= 2:
         best = max(one, key=lambda r: r["decode_tokens_per_s"])
         slow = min(one, key=lambda r: r["decode_tokens_per_s"])
-        s.headline.append(Finding(code="speed.fastest", params={
+        same = round(best["decode_tokens_per_s"]) == round(slow["decode_tokens_per_s"])
+        best, slow = (one[0], one[1]) if same else (best, slow)  # a tie names two sides, not one twice
+        s.headline.append(Finding(code="speed.same" if same else "speed.fastest", params={
             "best": column(best, rs), "per": q_(best["decode_tokens_per_s"], "tok_s"),
             "slow": column(slow, rs), "slow_per": q_(slow["decode_tokens_per_s"], "tok_s")}))
 
