@@ -130,6 +130,13 @@ def fact_ok(key: str, want: Any, got: Any) -> bool:
     if key == "engine":
         alias = {"ollama": "llama.cpp"}
         return got is not None and alias.get(want, want) == alias.get(got, got)
+    if key == "quant_format":  # the kernel family as named: "marlin" is GPTQ-Marlin, "nf4" bitsandbytes 4-bit
+        alias = {"marlin": "gptq-marlin", "nf4": "bnb-nf4", "bnb-4bit": "bnb-nf4", "llm.int8": "bnb-int8"}
+        return got is not None and alias.get(str(want).lower(), str(want).lower()) == alias.get(got, got)
+    if key == "compared":  # a setting's second value, weighed beside the first ({"engine": "tensorrt-llm"})
+        got = got or {}
+        return all(fact_ok(k, v, got.get(k, got.get("quant_format") if k == "precision" else None))
+                   for k, v in (want or {}).items())
     return want == got
 
 
@@ -144,8 +151,9 @@ def score_row(row: dict, got: dict) -> dict:
     if "compare" in want_int and not ("compare" in got_int or len(got.get("gpus") or []) + (1 if got.get("model") else 0) >= 2):
         tools_ok = False
     facts = exp.get("facts") or {}
-    wrong = {k: (v, got.get("models" if k == "model" and isinstance(v, list) else k)) for k, v in facts.items()
-             if not fact_ok(k, v, got.get("models" if k == "model" and isinstance(v, list) else k))
+    key = {"compared": "setting_alternatives"}
+    wrong = {k: (v, got.get("models" if k == "model" and isinstance(v, list) else key.get(k, k))) for k, v in facts.items()
+             if not fact_ok(k, v, got.get("models" if k == "model" and isinstance(v, list) else key.get(k, k)))
              and not (k == "spot" and v is True and got.get("both_pricing"))  # spot beside on-demand shows spot
              and not (k in ("images", "examples") and got.get("method") in ("lora", "qlora", "full", "finetune")
                       and fact_ok("examples", v, got.get("examples") or got.get("images")))}  # an image LoRA's training set
@@ -171,7 +179,8 @@ def understand_new(turns: list[str]) -> dict:
     from assistant.engine.plan import asks_model_for_speed
     from assistant.engine.understand import understand_dialogue
     q = understand_dialogue(turns)
-    d = q.facts() | {"intents": list(q.intents), "answer_lang": q.answer_lang, "solve_for": q.solve_for}
+    d = q.facts() | {"intents": list(q.intents), "answer_lang": q.answer_lang, "solve_for": q.solve_for,
+                     "setting_alternatives": dict(q.setting_alternatives)}
     if q.other_models:
         d["models"] = [q.model, *q.other_models]
     # asked back: an unknown name, or a computing question with no model at all (compose asks which)

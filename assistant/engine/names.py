@@ -269,6 +269,17 @@ def find_concepts(text: str, key: str) -> list[Span]:
     return sorted(out, key=lambda s: (s.start, -(s.end - s.start)))
 
 
+def setting_values(text: str, spans: list[Span], order: tuple[str, ...] = ()) -> tuple[str | None, str | None]:
+    """(The value a setting takes, the second value weighed beside it) from its named spans in text
+    order. Two values weighed against each other ("fp16 vs fp8", "int4 ya int8", "bnb nf4 aur AWQ"):
+    the first named, then the other. Otherwise no second value, and the first of `order` named (the
+    most specific: "GPTQ-Int4 with vLLM's Marlin kernel" is GPTQ-Marlin), or the first named."""
+    vals = [s.value for s in spans]
+    if len(set(vals)) > 1 and pattern_map("hints")["weighed_between"].search(text[spans[0].end:spans[-1].start]):
+        return vals[0], next(v for v in vals if v != vals[0])
+    return next((p for p in order if p in vals), None if order or not vals else vals[0]), None
+
+
 def first_concept(text: str, key: str) -> Span | None:
     spans = find_concepts(text, key)
     return spans[0] if spans else None

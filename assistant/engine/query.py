@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, create_model
 
-from knowledge.lexicon import patterns
+from knowledge.lexicon import pattern_map, patterns
 
 INTENTS = ("fit", "speed", "train_time", "prices", "cost", "recommend", "compare", "guide", "help", "out_of_scope")
 SOLVE_FOR = ("max_context", "max_batch", "min_gpu_count", "min_gpu_memory", "cheapest_gpu", "fastest_gpu")
@@ -32,10 +32,14 @@ FACT_FIELDS = (
 )
 
 
-def second_values(first: dict[str, str | None], named: dict[str, list[str]]) -> dict[str, str]:
-    """Each setting's first other value named beside the one taken ("fp16 vs fp8" with fp8 taken:
-    fp16; "vLLM or TensorRT-LLM": TensorRT-LLM), for Query.setting_alternatives."""
-    return {k: o for k, v in first.items() if v and (o := next((x for x in named.get(k, []) if x != v), None))}
+def weighed_settings(**second: str | None) -> dict[str, str]:
+    """Query.setting_alternatives from each setting's second value weighed (names.setting_values). A
+    second format ("bnb nf4 or AWQ") carries its own bytes, so it replaces a second precision read
+    from the same words."""
+    out = {k: v for k, v in second.items() if v}
+    if "quant_format" in out:
+        out.pop("precision", None)
+    return out
 
 
 # The numbers a user states, one row per fact: type and meaning; units are in the names. Query declares
@@ -159,6 +163,19 @@ _RESET_ON_NEW_MODEL = ("method", "precision", "context_tokens", "prompt_tokens",
 _PICKS_A_GPU = ("cheapest_gpu", "fastest_gpu", "min_gpu_memory")  # unknowns that are a GPU, not a number
 
 
+def _weighed_against_before(prev: Query, new: Query, stated: dict) -> dict[str, str]:
+    """A follow-up's second values: those it names ("ExLlamaV2 ... faster than llama.cpp?"), and the
+    earlier turn's value of a setting it changes while weighing the two ("int8 on the same card, is
+    that a lot quicker?"): both are run and shown side by side."""
+    out = dict(new.setting_alternatives)
+    if pattern_map("hints")["weighed_against_before"].search(new.text.lower()):
+        for k in ("precision", "engine", "quant_format"):
+            old = getattr(prev, k)
+            if k in stated and old and old != stated[k] and k not in out:
+                out[k] = old
+    return out
+
+
 def merge(prev: Query, new: Query) -> Query:
     """Fold a follow-up into the thread's Query: only what the follow-up mentions changes; a new
     model resets what belongs to the old workload (method, lengths, data) unless restated."""
@@ -189,6 +206,9 @@ def merge(prev: Query, new: Query) -> Query:
     if new.spot is not None:
         data["both_pricing"] = new.both_pricing
     intents = list(new.intents) if _asks_something(new) else list(prev.intents)
+    data["setting_alternatives"] = _weighed_against_before(prev, new, stated)
+    if data["setting_alternatives"] != new.setting_alternatives and "compare" not in intents:
+        intents.append("compare")  # the earlier value is weighed beside the new one
     data.update(intents=intents, lang=new.lang, answer_lang=new.answer_lang, followup=True, text=new.text,
                 carried=sorted(set(carried)), not_used=new.not_used, out_of_range=new.out_of_range,
                 injection=new.injection)

@@ -21,14 +21,15 @@ from typing import Any
 from knowledge.catalog import is_image_pipeline
 from knowledge.language import detect_language
 from knowledge.lexicon import lexicon, pattern_map, patterns
-from assistant.engine.names import find_concepts, find_gpus, find_instances, find_models, find_providers, named_model
+from assistant.engine.names import (find_concepts, find_gpus, find_instances, find_models, find_providers, named_model,
+                                    setting_values)
 from assistant.engine.cards import elided_variants, one_per_card, variant_by_memory
 from assistant.engine.numbers import find_numbers
 from assistant.engine.quantities import assign_roles, counts_per_card
 from assistant.engine.relative import relative_changes
 from assistant.engine.intents import cue_set, finalize
 from assistant.engine.normalise import MAX_CHARS, normalise
-from assistant.engine.query import Query, merge, second_values
+from assistant.engine.query import Query, merge, weighed_settings
 
 _BITS = {4: "int4", 8: "int8", 16: "fp16", 32: "fp32"}
 
@@ -288,9 +289,7 @@ def _ordinal_or_version(t: str, n) -> bool:
 
 
 def _read_words(t: str, q: Query) -> None:
-    kv = _first_positive(t, "kv_precision")
-    if kv:
-        q.kv_precision = kv
+    q.kv_precision = _first_positive(t, "kv_precision") or q.kv_precision
     order = ("q4_k_m", "q5_k_m", "q8_0", "q4_0", "q6_k", "nf4", "fp4", "fp8", "bf16", "fp16", "fp32", "int8", "int4")
     weights, end = [], -1
     for sp in find_concepts(t, "precision"):
@@ -302,19 +301,19 @@ def _read_words(t: str, q: Query) -> None:
         if kv_span:
             q.kv_precision = q.kv_precision or ("int8" if sp.value == "int8" else sp.value)
         elif not (sp.value in ("int8", "int4") and re.match(r"[- ]?\s*(?:adam|optim|paged)", t[sp.end:sp.end + 8])):
-            weights.append(sp.value)
-    prec = next((p for p in order if p in weights), None)
+            weights.append(sp)
+    prec, prec2 = setting_values(t, weights, order)
     if prec and (q.precision is None or q.precision in _BITS.values()):
         q.precision = prec
-    q.quant_format = _first_positive(t, "quant_format")
+    formats = [s for s in find_concepts(t, "quant_format") if not _negated(t, s.start, s.end)]
+    q.quant_format, fmt2 = setting_values(t, formats, ("gptq-marlin", "awq", "gptq", "bnb-nf4", "bnb-int8"))
     q.optimizer = _first_positive(t, "optimizer", ("paged-adamw8bit", "adamw8bit", "adafactor", "sgd", "adamw"))
     q.training_precision = _first_positive(t, "training_precision")
     engines = [sp for sp in find_concepts(t, "engine") if not _negated(t, sp.start, sp.end)]
     named = [sp for sp in engines if sp.text != "gguf"]
     q.engine = (named or engines)[0].value if engines else None
-    q.setting_alternatives = second_values({"precision": q.precision, "engine": q.engine, "quant_format": q.quant_format},
-                                           {"precision": weights, "engine": [sp.value for sp in named],
-                                            "quant_format": [sp.value for sp in find_concepts(t, "quant_format")]})
+    q.setting_alternatives = weighed_settings(precision=prec2 if prec == q.precision else None,
+                                              engine=setting_values(t, named)[1], quant_format=fmt2)
     q.method = _method(t)
     if q.method == "lora" and q.precision in ("nf4", "int4", "fp4"):
         q.method = "qlora"  # "lora ... 4bit nf4": LoRA on a 4-bit base is QLoRA

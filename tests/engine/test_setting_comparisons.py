@@ -15,7 +15,7 @@ from assistant.engine.understand import understand
 
 
 @pytest.mark.parametrize("text, field, first, second", [
-    ("Llama 3.1 8B on H100: fp16 vs fp8, which is faster?", "precision", "fp8", "fp16"),
+    ("Llama 3.1 8B on H100: fp16 vs fp8, which is faster?", "precision", "fp16", "fp8"),
     ("Llama 3.1 8B on an H100, vLLM or TensorRT-LLM, which is faster?", "engine", "vllm", "tensorrt-llm"),
     ("Llama 3.1 8B ko H100 pe vLLM se chalaun ya SGLang se, kaunsa tez hai?", "engine", "vllm", "sglang"),
     ("Mistral 7B ke liye H100 pe fp8 behtar hai ya int4?", "precision", "fp8", "int4"),
