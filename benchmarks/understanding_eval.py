@@ -150,6 +150,8 @@ def score_row(row: dict, got: dict) -> dict:
         tools_ok = bool(got_int & (need | {"help", "out_of_scope"})) and not got_int & COMPUTE_INTENTS
     if "compare" in want_int and not ("compare" in got_int or len(got.get("gpus") or []) + (1 if got.get("model") else 0) >= 2):
         tools_ok = False
+    if "compared" in (exp.get("facts") or {}) and "compare" in want_int and "compare" not in got_int:
+        tools_ok = False  # a setting's two values are run side by side only under a comparison
     facts = exp.get("facts") or {}
     key = {"compared": "setting_alternatives"}
     wrong = {k: (v, got.get("models" if k == "model" and isinstance(v, list) else key.get(k, k))) for k, v in facts.items()

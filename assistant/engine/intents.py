@@ -44,8 +44,8 @@ def finalize(q: Query, keep_intents: list[str] | None = None) -> Query:
     if keep_intents and (not q.intent_cued or budget_only):  # "and if the budget is $300?" keeps the recommendation
         asks_guide = "guide" in cue_set("intent_cues", t) and "guide" not in keep_intents
         q.intents = list(keep_intents) + (["guide"] if asks_guide else [])  # "and how often should I checkpoint?"
-        if (len(q.providers) >= 2 or len(q.gpus) >= 2) and "compare" not in q.intents:
-            q.intents.append("compare")  # "what about lambda and nebius": the sides side by side
+        if (len(q.providers) >= 2 or len(q.gpus) >= 2 or q.setting_alternatives) and "compare" not in q.intents:
+            q.intents.append("compare")  # "what about lambda and nebius", "int8 then, is that quicker?": side by side
         _implied(q, q.intents, cue_set("intent_cues", t), t)
     _default_method(q)
     _check_ranges(q)
@@ -79,12 +79,14 @@ class _Evidence:
         formats = {re.sub(r"\W", "", s.text) for s in [*find_concepts(t, "precision"), *find_concepts(t, "engine")]
                    if s.value != "llama.cpp" or s.text == "gguf"}  # "fp16 vs fp8", "GGUF, GPTQ or AWQ?" (as written)
         engines = {s.value for s in find_concepts(t, "engine")}  # "vllm or tensorrt-llm"
+        # a follow-up that switches a setting and asks "is that quicker?": weighed against the earlier value
+        self.weighs_earlier = bool(q.followup and q.setting_alternatives)
         self.comparing = len(q.gpus) + len(q.gpu_unknown) >= 2 or len(q.providers) >= 2 or q.both_pricing or \
             bool(q.other_models) or \
             len(methods) >= 2 or \
             len(q.regions) >= 2 or (q.billing and _hint("comparative", t))
         # a concept question unless a model is named; or one setting given two values ("rank 64 vs rank 8")
-        self.formats_compared = len(formats) >= 2 or len(engines) >= 2 or bool(q.alternatives)
+        self.formats_compared = len(formats) >= 2 or len(engines) >= 2 or bool(q.alternatives) or self.weighs_earlier
         self.intents: list[str] = []
 
     def add(self, *xs: str) -> None:
@@ -178,7 +180,7 @@ def _compare_and_guide(e: _Evidence) -> None:
     q, t, cues = e.q, e.t, e.cues
     if ("compare" in cues or len(q.providers) >= 2 or q.both_pricing or _hint("tradeoff", t) and len(q.gpus) >= 2) \
             and e.comparing or \
-            e.formats_compared and ("compare" in cues or bool(q.alternatives)):
+            e.formats_compared and ("compare" in cues or bool(q.alternatives) or e.weighs_earlier):
         e.add("compare")
         if not (set(e.intents) - {"compare"}):
             e.add("speed" if e.has_model else "prices" if q.gpus or q.providers else "guide")

@@ -96,3 +96,23 @@ def test_two_formats_on_the_same_kernel_are_said_to_tie(adv):
     # vLLM runs both AWQ and GPTQ 4-bit on Marlin: one speed, said as such, not "awq is faster than awq"
     a = adv.ask("llama 3 8b awq vs gptq on vllm on an A100, which is faster?")
     assert "About the same for one user: awq and gptq both run at" in a.answer
+
+
+@pytest.mark.parametrize("turns, field, now, before", [
+    (["what tok/s does Gemma 2 27B get on an A100 80GB with TensorRT-LLM in fp16?",
+      "ok how about int8 weight-only on the same card, is that a lot quicker?"], "precision", "int8", "fp16"),
+    (["Mistral 7B کو llama.cpp میں 4-bit پر RTX 3090 پر چلاؤں تو کتنی سپیڈ ملے گی؟",
+      "اور اگر ExLlamaV2 پر چلاؤں تو کیا وہ llama.cpp سے تیز ہوگا؟"], "engine", "exllamav2", "llama.cpp"),
+])
+def test_a_follow_up_that_switches_a_setting_and_asks_faster_weighs_both(turns, field, now, before):
+    from assistant.engine.understand import understand_dialogue
+    q = understand_dialogue(turns)
+    assert getattr(q, field) == now and q.setting_alternatives == {field: before} and "compare" in q.intents
+    speeds = [c["args"] for c in plan(q) if c["name"] == "speed_estimator"]
+    assert [a.get(field) for a in speeds] == [now, before]
+
+
+def test_a_follow_up_that_only_switches_is_not_a_comparison():
+    from assistant.engine.understand import understand_dialogue
+    q = understand_dialogue(["Llama 3.1 8B on an H100 with vLLM, tokens/s?", "and with SGLang?"])
+    assert q.engine == "sglang" and not q.setting_alternatives and "compare" not in q.intents
