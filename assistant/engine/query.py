@@ -13,7 +13,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, create_model
 
+from knowledge.catalog import resolve_engine
 from knowledge.lexicon import pattern_map, patterns
+from tools.throughput import SpeedRequest
 
 INTENTS = ("fit", "speed", "train_time", "prices", "cost", "recommend", "compare", "guide", "help", "out_of_scope")
 SOLVE_FOR = ("max_context", "max_batch", "min_gpu_count", "min_gpu_memory", "cheapest_gpu", "fastest_gpu")
@@ -169,8 +171,10 @@ def _weighed_against_before(prev: Query, new: Query, stated: dict) -> dict[str, 
     that a lot quicker?"): both are run and shown side by side."""
     out = dict(new.setting_alternatives)
     if pattern_map("hints")["weighed_against_before"].search(new.text.lower()):
+        # an earlier turn that named none ran the speed tool's defaults: those are what it is weighed against
+        default = {"precision": SpeedRequest.model_fields["precision"].default, "engine": resolve_engine(None).id}
         for k in ("precision", "engine", "quant_format"):
-            old = getattr(prev, k)
+            old = getattr(prev, k) or default.get(k)
             if k in stated and old and old != stated[k] and k not in out:
                 out[k] = old
     return out

@@ -103,6 +103,8 @@ def test_two_formats_on_the_same_kernel_are_said_to_tie(adv):
       "ok how about int8 weight-only on the same card, is that a lot quicker?"], "precision", "int8", "fp16"),
     (["Mistral 7B کو llama.cpp میں 4-bit پر RTX 3090 پر چلاؤں تو کتنی سپیڈ ملے گی؟",
       "اور اگر ExLlamaV2 پر چلاؤں تو کیا وہ llama.cpp سے تیز ہوگا؟"], "engine", "exllamav2", "llama.cpp"),
+    # the first turn named no engine: it ran the speed tool's default (vLLM), which the switch is weighed against
+    (["Llama 3.1 8B on an H100 tokens/s?", "and with SGLang, is it faster?"], "engine", "sglang", "vllm"),
 ])
 def test_a_follow_up_that_switches_a_setting_and_asks_faster_weighs_both(turns, field, now, before):
     from assistant.engine.understand import understand_dialogue
