@@ -118,3 +118,11 @@ def test_a_follow_up_that_only_switches_is_not_a_comparison():
     from assistant.engine.understand import understand_dialogue
     q = understand_dialogue(["Llama 3.1 8B on an H100 with vLLM, tokens/s?", "and with SGLang?"])
     assert q.engine == "sglang" and not q.setting_alternatives and "compare" not in q.intents
+
+
+def test_the_speed_table_of_two_engines_is_not_pushed_down_by_a_memory_breakdown(adv):
+    a = adv.ask("Mistral 7B on an L40S: SGLang or vLLM, which is faster?")
+    assert "| SGLang | vLLM |" in a.answer and "Key numbers" not in a.answer
+    assert "it fits" in a.answer  # the memory verdict stays, in one line
+    one = adv.ask("Mistral 7B on an L40S with vLLM for 8 users, tokens/s?")  # batch 1 and 8: breakdown kept
+    assert "Key numbers" in one.answer

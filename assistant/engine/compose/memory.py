@@ -139,8 +139,10 @@ def fit_part(q: Query, done: Done, s: Sections) -> None:
         f, verdict = _fit_finding(r, q=q)
         s.headline.append(f)
         set_verdict(s, verdict)
-        s.key_numbers.append(kn("num.total_per_gpu", r["total_gb"], "gb"))
-        s.key_numbers += [kn(f"comp.{k}", v, "gb") for k, v in _components(r)]
+        if not (q and q.setting_alternatives and "compare" in q.intents):
+            # two engines or formats weighed: their speed table is the answer; a breakdown would sit above it
+            s.key_numbers.append(kn("num.total_per_gpu", r["total_gb"], "gb"))
+            s.key_numbers += [kn(f"comp.{k}", v, "gb") for k, v in _components(r)]
     comps = r.get("components_gb") or {}
     kv, w = comps.get("kv_cache", 0), comps.get("weights", 0)
     if kv and w and kv >= 0.3 * w:
