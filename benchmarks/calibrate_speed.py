@@ -60,6 +60,11 @@ absorb a bias of its short rows); only for engines with a context sweep 10.0 % (
 only 9.6 % (10.1 %), kept, with two long rows required so a single outlier row does not set it.
 In sample only ExLlamaV2 leaves 1.0 (0.5); vLLM, TensorRT-LLM, llama.cpp and transformers stay at 1.
 
+Tried and not kept (2026-12-02): a llama.cpp 2025-2026 generation (11 scored rows from 5 sources: llama
+PRs 12183, 17505, 17891, 19053 and geerlingguy/ai-benchmarks, the rest as llama.cpp-2024). In sample 11.5 %
+(9.8 % with its own bandwidth efficiency), LOSO 27.5 % (26.4 %) for that generation: too few rows from
+too different harnesses; the overall LOSO stayed 9.3 %.
+
 Usage: .venv/bin/python -m benchmarks.calibrate_speed [--loso] [--write]
 """
 
