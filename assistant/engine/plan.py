@@ -178,8 +178,10 @@ def _solve_calls(q: Query) -> list[Call]:
 
 def asks_model_for_speed(q: Query) -> bool:
     """A speed question about one GPU that names no model: the speed depends on the model far more than
-    on the card, so the answer shows the example model and asks which model is meant."""
-    return ("speed" in q.intents and "compare" not in q.intents and len(q.gpus) == 1 and not q.has_model
+    on the card, so the answer shows the example model and asks which model is meant (also when two
+    engines or formats are weighed on that card: their gap depends on the model too)."""
+    return ("speed" in q.intents and ("compare" not in q.intents or bool(q.setting_alternatives))
+            and len(q.gpus) == 1 and not q.has_model
             and not (q.images or q.resolution or q.steps))
 
 

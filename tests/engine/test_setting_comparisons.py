@@ -126,3 +126,19 @@ def test_the_speed_table_of_two_engines_is_not_pushed_down_by_a_memory_breakdown
     assert "it fits" in a.answer  # the memory verdict stays, in one line
     one = adv.ask("Mistral 7B on an L40S with vLLM for 8 users, tokens/s?")  # batch 1 and 8: breakdown kept
     assert "Key numbers" in one.answer
+
+
+def test_two_engines_on_a_card_with_no_model_show_the_example_and_ask_which_model():
+    from assistant.engine.plan import asks_model_for_speed
+    q = understand("vLLM اور llama.cpp میں سے کون سا زیادہ تیز ہے؟ میرے پاس RTX 4090 ہے")
+    assert q.setting_alternatives == {"engine": "llama.cpp"} and not q.has_model
+    assert asks_model_for_speed(q)
+    assert not asks_model_for_speed(understand("4090 vs 3090 for inference, tokens/s?"))  # cards compared: unchanged
+
+
+def test_an_engine_name_with_a_dot_is_a_column_header_not_a_message_code(adv):
+    from assistant.engine.render.catalog import label
+    assert label("en", "llama.cpp") == "llama.cpp" and label("en", "Qwen2.5-7B") == "Qwen2.5-7B"
+    assert label("en", "num.per_user") == "Speed per user"  # a real code still reads as its message
+    a = adv.ask("Llama 3.1 8B on an RTX 4090: vLLM or llama.cpp, which is faster?")
+    assert "| vLLM | llama.cpp |" in a.answer  # was '| vLLM | cpp |'

@@ -64,10 +64,17 @@ def _humanize(key: str) -> str:
     return key.rsplit(".", 1)[-1].replace("_", " ")
 
 
+@lru_cache(maxsize=None)
+def _namespaces() -> frozenset[str]:
+    """The prefixes of the catalog's keys (col, num, term ...)."""
+    return frozenset(k.split(".", 1)[0] for k in catalog("en"))
+
+
 def label(lang: str, key: str) -> str:
-    """The text of a catalog key, a name shown as it is when it is not a key (no dot, or a space)."""
+    """The text of a catalog key, a name shown as it is when it is not a key (no dot, a space, or a
+    prefix no key has: "llama.cpp" is an engine's name, not a code)."""
     key = str(key)
-    if "." not in key or " " in key:
+    if "." not in key or " " in key or key.split(".", 1)[0] not in _namespaces():
         return key
     t = catalog(lang).get(key) or catalog("en").get(key)
     return t if t is not None else _humanize(key)
