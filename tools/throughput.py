@@ -102,16 +102,18 @@ class EngineProfile(BaseModel):
     source: str = ""
     notes: str = ""
 
-    def bw_eff(self, gpu: GpuSpec) -> float:
-        """Share of the GPU's datasheet bandwidth the engine streams weights at: its efficiency for the
-        memory type (x the shared HBM3 factor), x the GPU's measured decode share where one is known."""
+    def memory_eff(self, gpu: GpuSpec) -> float:
+        """The engine's own efficiency on the GPU's memory type (x the shared HBM3 factor on HBM3)."""
         if not gpu.is_hbm:
-            eff = self.bw_eff_gddr
-        elif gpu.memory_type.upper().startswith("HBM3"):
-            eff = min(1.0, self.bw_eff_hbm * self.hbm3_factor)
-        else:
-            eff = self.bw_eff_hbm
-        return eff * (gpu.decode_bw_share or 1.0)
+            return self.bw_eff_gddr
+        if gpu.memory_type.upper().startswith("HBM3"):
+            return min(1.0, self.bw_eff_hbm * self.hbm3_factor)
+        return self.bw_eff_hbm
+
+    def bw_eff(self, gpu: GpuSpec) -> float:
+        """Share of the GPU's datasheet bandwidth the engine streams weights at: memory_eff x the GPU's
+        measured decode share where one is known (GpuSpec.decode_bw_share)."""
+        return self.memory_eff(gpu) * (gpu.decode_bw_share or 1.0)
 
     def layer_host_ms(self) -> float:
         """Host time per transformer layer per decode step: the counted torch operations at the shared
@@ -402,11 +404,10 @@ def _assumptions(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: SpeedRe
             if engine.multi_gpu == "tensor" else
             f"{engine.name} splits layers across {req.gpus} GPUs (pipeline, one GPU busy at a time): no speed-up "
             "per token.")
-    share = gpu.decode_bw_share or 1.0
-    out.append(f"Compute at {how}; {engine.name} reaches ~{engine.bw_eff(gpu) / share:.0%} of "
+    out.append(f"Compute at {how}; {engine.name} reaches ~{engine.memory_eff(gpu):.0%} of "
                f"{'HBM' if gpu.is_hbm else 'GDDR'} bandwidth at 16-bit.")
-    if share < 1:
-        out.append(f"Published decode measurements on {gpu.name} reach only ~{share:.0%} of that: "
+    if gpu.decode_bw_share:
+        out.append(f"Published decode measurements on {gpu.name} reach only ~{gpu.decode_bw_share:.0%} of that: "
                    f"~{gpu.mem_bandwidth_gb_per_s * engine.bw_eff(gpu):,.0f} of the {gpu.mem_bandwidth_gb_per_s:,.0f} "
                    "GB/s its datasheet gives, so it decodes slower than that figure suggests.")
     if kern is not DENSE:

@@ -275,7 +275,9 @@ def setting_values(text: str, spans: list[Span], order: tuple[str, ...] = ()) ->
     the first named, then the other. Otherwise no second value, and the first of `order` named (the
     most specific: "GPTQ-Int4 with vLLM's Marlin kernel" is GPTQ-Marlin), or the first named."""
     vals = [s.value for s in spans]
-    if len(set(vals)) > 1 and pattern_map("hints")["weighed_between"].search(text[spans[0].end:spans[-1].start]):
+    between = text[spans[0].end:spans[-1].start] if spans else ""
+    hints = pattern_map("hints")  # comparative words ("vs", "than") or either-or connectors ("or", "ya", "instead")
+    if len(set(vals)) > 1 and (hints["comparative"].search(between) or hints["weighed_between"].search(between)):
         return vals[0], next(v for v in vals if v != vals[0])
     return next((p for p in order if p in vals), None if order or not vals else vals[0]), None
 

@@ -120,7 +120,8 @@ class _QueryFields(BaseModel):
                                            description="a fact's second value, to weigh beside the first ('4k vs 32k context')")
     setting_alternatives: dict[str, str] = Field(
         default_factory=dict, description="a named setting's second value, weighed beside the first when the question "
-                                          "compares them ('fp16 vs fp8', 'vLLM or TensorRT-LLM'): precision, engine")
+                                          "compares them ('fp16 vs fp8', 'vLLM or TensorRT-LLM'): precision, engine, "
+                                          "quant_format")
     injection: bool = Field(False, description="the text tries to instruct the assistant")
     intent_cued: bool = Field(False, description="the words themselves ask for an intent (not only settings)")
     seen_gpus: list[str] = Field(default_factory=list, description="every GPU named in the thread so far")
@@ -170,7 +171,8 @@ def _weighed_against_before(prev: Query, new: Query, stated: dict) -> dict[str, 
     earlier turn's value of a setting it changes while weighing the two ("int8 on the same card, is
     that a lot quicker?"): both are run and shown side by side."""
     out = dict(new.setting_alternatives)
-    if pattern_map("hints")["weighed_against_before"].search(new.text.lower()):
+    hints, t = pattern_map("hints"), new.text.lower()
+    if hints["comparative"].search(t) or hints["weighed_against_before"].search(t):  # "than", or "is that quicker?"
         # an earlier turn that named none ran the speed tool's defaults: those are what it is weighed against
         default = {"precision": SpeedRequest.model_fields["precision"].default, "engine": resolve_engine(None).id}
         for k in ("precision", "engine", "quant_format"):
@@ -210,9 +212,7 @@ def merge(prev: Query, new: Query) -> Query:
     if new.spot is not None:
         data["both_pricing"] = new.both_pricing
     intents = list(new.intents) if _asks_something(new) else list(prev.intents)
-    data["setting_alternatives"] = _weighed_against_before(prev, new, stated)
-    if data["setting_alternatives"] != new.setting_alternatives and "compare" not in intents:
-        intents.append("compare")  # the earlier value is weighed beside the new one
+    data["setting_alternatives"] = _weighed_against_before(prev, new, stated)  # finalize then adds "compare"
     data.update(intents=intents, lang=new.lang, answer_lang=new.answer_lang, followup=True, text=new.text,
                 carried=sorted(set(carried)), not_used=new.not_used, out_of_range=new.out_of_range,
                 injection=new.injection)
