@@ -101,6 +101,8 @@ class CostArgs(ImageShape, ModelRef):
     gpu: str
     gpus: int | None = None
     provider: str | None = None
+    region: str | None = Field(None, description="region word or name the offer must be in ('europe', 'us-east')")
+    engine: str | None = Field(None, description="serving engine (vllm, sglang, tensorrt-llm, llama.cpp ...)")
     hours: Num = Field(None, description="runtime in hours, if known")
     method: Literal["full", "lora", "qlora"] | None = None
     dataset_tokens: Num = None
@@ -123,6 +125,7 @@ class _RecommendRefs(ImageShape, ModelRef):
     deadline_hours: Num = None
     budget_usd: Num = None
     providers: list[str] | None = None
+    regions: list[str] | None = Field(None, description="region words the offers must be in ('europe', 'germany')")
 
 
 RecommendArgs = create_model("RecommendArgs", __base__=_RecommendRefs,

@@ -19,6 +19,7 @@ from langgraph.graph import END, START, StateGraph
 
 from assistant.engine.plan import plan
 from assistant.engine.query import Query
+from assistant.engine.scenario import resolve_scenarios
 from assistant.engine.understand import understand_turn
 
 MAX_ROUNDS = 3
@@ -33,9 +34,11 @@ class TurnState(TypedDict, total=False):
     pending: list[dict[str, Any]]  # tool calls of the next round
     done: list[list[Any]]          # [name, args, result] of this turn, in order
     rounds: int
+    scenarios: list[dict[str, Any]]  # the resolved scenario of each side (assistant/engine/scenario.py)
     sections: dict[str, Any]
     text: str
     grounding: dict[str, Any]
+    coherence: dict[str, Any]
 
 
 def needs_clarification(q: Query) -> bool:
@@ -67,6 +70,10 @@ def build_turn_graph(run_tool: Callable[[str, dict], dict], compose: Callable[[Q
             calls.append({"name": "price_query", "args": {"gpu": g}})
         return {"pending": calls, "rounds": MAX_ROUNDS - 1}
 
+    def scenario_node(s: TurnState) -> TurnState:
+        q, scenarios = resolve_scenarios(Query.model_validate(s["query"]), run_tool)
+        return {"query": q.model_dump(mode="json"), "scenarios": [x.model_dump(mode="json") for x in scenarios]}
+
     def plan_node(s: TurnState) -> TurnState:
         if s.get("rounds", 0) >= MAX_ROUNDS:
             return {"pending": []}
@@ -82,7 +89,7 @@ def build_turn_graph(run_tool: Callable[[str, dict], dict], compose: Callable[[Q
 
     def compose_node(s: TurnState) -> TurnState:
         q = Query.model_validate(s["query"])
-        sections = compose(q, [tuple(d) for d in s.get("done", [])])
+        sections = compose(q, [tuple(d) for d in s.get("done", [])], s.get("scenarios") or [])
         return {"sections": sections.model_dump(mode="json") if hasattr(sections, "model_dump") else sections}
 
     def ground_node(s: TurnState) -> TurnState:
@@ -90,7 +97,7 @@ def build_turn_graph(run_tool: Callable[[str, dict], dict], compose: Callable[[Q
         # backed: the tools' results and arguments (the defaults they applied), and the user's own
         # numbers as understood (the Query's facts, numbers written in words included)
         results = [d[2] for d in s.get("done", [])] + [d[1] for d in s.get("done", [])] + \
-            [Query.model_validate(s["query"]).facts()]
+            [Query.model_validate(s["query"]).facts()] + list(s.get("scenarios") or [])
         unbacked = check(text, results, s.get("users", [s["question"]]))
         grounding: dict[str, Any] = {"ok": not unbacked, "unbacked": unbacked}
         if unbacked:  # drop the statements that show them, keep the answer's shape
@@ -104,14 +111,16 @@ def build_turn_graph(run_tool: Callable[[str, dict], dict], compose: Callable[[Q
     g = StateGraph(TurnState)
     g.add_node("understand", understand_node)
     g.add_node("clarify", clarify_node)
+    g.add_node("scenario", scenario_node)
     g.add_node("plan", plan_node)
     g.add_node("tools", tools_node)
     g.add_node("compose", compose_node)
     g.add_node("ground", ground_node)
     g.add_edge(START, "understand")
     g.add_conditional_edges("understand",
-                            lambda s: "clarify" if needs_clarification(Query.model_validate(s["query"])) else "plan",
-                            ["clarify", "plan"])
+                            lambda s: "clarify" if needs_clarification(Query.model_validate(s["query"])) else "scenario",
+                            ["clarify", "scenario"])
+    g.add_edge("scenario", "plan")
     g.add_edge("clarify", "tools")
     g.add_conditional_edges("plan", lambda s: "tools" if s.get("pending") else "compose", ["tools", "compose"])
     g.add_edge("tools", "plan")

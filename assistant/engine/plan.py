@@ -225,7 +225,7 @@ def _cost_calls(q: Query) -> list[Call]:
         for g in gpus or ([DEFAULTS["billing_gpu"]] if q.billing else []):
             for p in providers:
                 a = {"gpu": g, "hours": hours, "provider": p, "gpus": count_for(q, g) if (count_for(q, g) or 0) > 1 else None,
-                     "storage_gb": q.storage_gb, "egress_gb": q.egress_gb}
+                     "storage_gb": q.storage_gb, "egress_gb": q.egress_gb, "region": q.regions[0] if q.regions else None}
                 calls.append({"name": "cost_estimator", "args": {k: v for k, v in a.items() if v is not None}})
         return calls
     if not gpus:  # which GPU: the recommender, or (no run to cost) the cheapest hour of one that holds it
@@ -242,7 +242,8 @@ def _cost_calls(q: Query) -> list[Call]:
                       "tokens_per_day": q.tokens_per_day}
                 if q.duration_hours:
                     a["hours"] = q.duration_hours
-            a |= {"storage_gb": q.storage_gb, "egress_gb": q.egress_gb}
+            a |= {"storage_gb": q.storage_gb, "egress_gb": q.egress_gb,
+                  "region": q.regions[0] if q.regions else None, "engine": None if is_training(q) else q.engine}
             calls.append({"name": "cost_estimator", "args": {k: v for k, v in a.items() if v is not None}})
     return calls
 
@@ -296,6 +297,10 @@ def _recommend_args(q: Query) -> dict[str, Any]:
         a["spot_allowed"] = True
     if q.providers:
         a["providers"] = list(q.providers)
+    if q.regions:
+        a["regions"] = list(q.regions)
+    if q.engine and not is_training(q):
+        a["engine"] = q.engine
     return {k: v for k, v in a.items() if v is not None}
 
 

@@ -40,10 +40,12 @@ _MAX_CITATIONS = 4
 log = logging.getLogger(__name__)
 
 
-def compose(query: Query, done: Done) -> Sections:
-    """The typed answer for `query` from this turn's tool calls (verdict first; see Sections)."""
+def compose(query: Query, done: Done, scenarios: list[dict[str, Any]] | None = None) -> Sections:
+    """The typed answer for `query` from this turn's tool calls (verdict first; see Sections); `scenarios`
+    are the resolved sides (assistant/engine/scenario.py): how a GPU family was resolved is said first."""
     lang = "ur" if query.answer_lang == "ur" else "en"
     s = Sections(lang=lang, kind=query.intent, not_used=list(query.not_used), understood=understood(query, done))
+    s.assumptions += [_gpu_choice(x["gpu_choice"]) for x in scenarios or [] if x.get("gpu_choice")]
     s.notices += [_out_of_range(query, x) for x in query.out_of_range]
     if query.injection:
         s.notices.append(Finding(code="notice.injection"))
@@ -84,6 +86,14 @@ def compose(query: Query, done: Done) -> Sections:
     if s.verdict in ("ask", "error") and not _computed(done):
         s.kind = s.verdict
     return s
+
+
+def _gpu_choice(c: dict[str, Any]) -> Finding:
+    """'A100' resolved to one card for every tool of the turn, and why."""
+    return Finding(code=f"assume.gpu_choice.{c['why']}", params={
+        "written": c["written"], "chosen": c["chosen"], "need": q_(c.get("need_gb") or 0, "gb"),
+        "price": q_(c["usd_per_gpu_hour"], "usd_gpu_h") if c.get("usd_per_gpu_hour") else {"code": "value.unknown"},
+        "others": ", ".join(c.get("others") or [])})
 
 
 def _out_of_range(q: Query, what: str) -> Finding:
