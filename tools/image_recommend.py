@@ -95,7 +95,7 @@ def recommend_image_batch(components: Sequence[DiffusionComponent], arch: Diffus
 
 
 def _batch_option(components, arch, base, req, g, n, group, fw, billing) -> dict[str, Any]:
-    mem_gb = next((o.gpu_memory_gb for o in group if o.gpu_memory_gb), None) or g.memory_gb
+    mem_gb = g.memory_gb or next((o.gpu_memory_gb for o in group if o.gpu_memory_gb), None)
     od = _cheapest(group, "price_usd_per_hour")
     sp = _cheapest(group, "spot_price_usd_per_hour") if req.spot_allowed else None
     if not mem_gb or (od is None and sp is None):
@@ -160,7 +160,7 @@ def recommend_image_endpoint(components: Sequence[DiffusionComponent], arch: Dif
     for (gid, n), group in sorted(_groups(offers, gpus, 1).items()):
         g = gpus[gid]
         od = _cheapest(group, "price_usd_per_hour")
-        mem_gb = next((o.gpu_memory_gb for o in group if o.gpu_memory_gb), None) or g.memory_gb
+        mem_gb = g.memory_gb or next((o.gpu_memory_gb for o in group if o.gpu_memory_gb), None)
         if od is None or not mem_gb:
             continue
         try:

@@ -17,12 +17,12 @@ from pydantic import BaseModel, Field
 
 from tools.cost import BillingPolicy, ServingRequest, SpotAssumptions, billed_hours, serving_economics, spot_expectation
 from tools.errors import AdvisorError
-from tools.schemas import GpuMemory, GpuOffer, GpuSpec, ModelArch, VramRequest
+from tools.schemas import TIGHT_HEADROOM_FRACTION, GpuMemory, GpuOffer, GpuSpec, ModelArch, VramRequest
 from tools.throughput import EngineProfile, SpeedRequest, estimate_speed
 from tools.training import TrainRequest, estimate_train_time
 from tools.vram import estimate_vram
 
-HEADROOM = 0.05  # keep 5 % of GPU memory free (fragmentation, spikes): ft-40 "enough room"
+HEADROOM = TIGHT_HEADROOM_FRACTION  # keep 5 % of usable GPU memory free (fragmentation, spikes): ft-40 "enough room"
 
 
 class RecommendRequest(BaseModel):
@@ -108,7 +108,7 @@ def recommend(a: ModelArch, req: RecommendRequest, offers: list[GpuOffer], gpus:
         g = gpus[gid]
         if gid in fits_with and n > fits_with[gid]:
             continue  # ga-32: a bigger box than the model needs is not an option
-        mem_gb = next((o.gpu_memory_gb for o in group if o.gpu_memory_gb), None) or g.memory_gb
+        mem_gb = g.memory_gb or next((o.gpu_memory_gb for o in group if o.gpu_memory_gb), None)
         if not mem_gb:
             rule_out(gid, n, f"{g.name}: memory unknown in the GPU data")
             continue
@@ -196,7 +196,7 @@ def _serve_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billi
         price = od.price_usd_per_hour if od else None
         econ = serving_economics(a, g, engine, ServingRequest(
             precision=prec, prompt_tokens=prompt, output_tokens=max(1, req.context_tokens - prompt), gpus=n,
-            concurrent_users=req.concurrent_users, gpu_memory_gb=(od or sp).gpu_memory_gb or mem_gb,
+            concurrent_users=req.concurrent_users, gpu_memory_gb=mem_gb,
             headroom_fraction=HEADROOM),
             price, sp.spot_price_usd_per_hour if sp else None)
         at = econ.at_load

@@ -191,7 +191,7 @@ def _serving_inputs(model: str | None, config: str | None, params_b: float | Non
     eng = resolve_engine(engine)
     shape = {k: v for k, v in (("precision", precision), ("prompt_tokens", prompt_tokens),
                                ("output_tokens", output_tokens)) if v is not None}
-    mem = (offer.gpu_memory_gb if offer is not None else None) or spec.memory_gb
+    mem = spec.memory_gb or (offer.gpu_memory_gb if offer is not None else None)
     sp = speed(model=model, config=config, params_b=params_b, gpu=gpu, gpus=n, engine=engine, precision=precision,
                batch=batch, prompt_tokens=prompt_tokens, output_tokens=output_tokens)  # validates; memory check
     sreq = validated(ServingRequest, gpus=n, concurrent_users=batch, gpu_memory_gb=mem, **shape)
