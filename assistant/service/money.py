@@ -111,12 +111,15 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
          serve: bool = False, engine: str | None = None, precision: str | None = None, batch: int | None = None,
          prompt_tokens: int | None = None, output_tokens: int | None = None,
          storage_gb: float | None = None, months: float | None = None, egress_gb: float | None = None,
-         tokens_per_day: float | None = None, **spot: Any) -> dict[str, Any]:
+         tokens_per_day: float | None = None, traffic: dict[str, Any] | None = None, **spot: Any) -> dict[str, Any]:
     """What a job (or an always-on endpoint) costs on the cheapest matching offer.
 
     Resolves the offers, the provider's rates and the runtime (given, or from the training-time
     estimator), then calls tools.cost.cost_report (billing policy, spot, storage, egress, totals)
     and, for serving, tools.cost.serving_economics ($ per million tokens at batch 1 and at the load).
+    `traffic` (serving): tools.load.TrafficRequest fields (users_online, requests_per_minute / _hour / _day,
+    think_time_s, peak_factor): the batch is the concurrency they make (Little's law), with replicas and the
+    $ per million tokens served, idle time included.
 
     Raises:
         AdvisorError subclasses with user-facing messages.
@@ -160,7 +163,7 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
         if not has_model:
             raise InvalidCombination("serving cost needs the model (--model, --config or --params-b)")
         inputs |= _serving_inputs(model, config, params_b, gpu, n, engine, precision, batch, prompt_tokens,
-                                  output_tokens, offer, price, spot_offer)
+                                  output_tokens, offer, price, spot_offer, traffic)
         if tokens_per_day is not None:
             inputs["tokens_per_day"] = _finite_nonneg("tokens_per_day", tokens_per_day, 1e15) or None
     elif hrs is None:
@@ -184,7 +187,8 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
 
 def _serving_inputs(model: str | None, config: str | None, params_b: float | None, gpu: str, n: int,
                     engine: str | None, precision: str | None, batch: int | None, prompt_tokens: int | None,
-                    output_tokens: int | None, offer: Any, price: float | None, spot_offer: Any) -> dict[str, Any]:
+                    output_tokens: int | None, offer: Any, price: float | None, spot_offer: Any,
+                    traffic: dict[str, Any] | None = None) -> dict[str, Any]:
     """Serving economics for cost(): $/M tokens at batch 1 and at `batch` (or the best batch in memory)."""
     arch = resolve_model_arch(model, config, params_b)
     spec = resolve_gpu(gpu).gpu
@@ -194,7 +198,8 @@ def _serving_inputs(model: str | None, config: str | None, params_b: float | Non
     mem = spec.memory_gb or (offer.gpu_memory_gb if offer is not None else None)
     sp = speed(model=model, config=config, params_b=params_b, gpu=gpu, gpus=n, engine=engine, precision=precision,
                batch=batch, prompt_tokens=prompt_tokens, output_tokens=output_tokens)  # validates; memory check
-    sreq = validated(ServingRequest, gpus=n, concurrent_users=batch, gpu_memory_gb=mem, **shape)
+    load = _traffic(traffic)
+    sreq = validated(ServingRequest, gpus=n, concurrent_users=batch, gpu_memory_gb=mem, traffic=load, **shape)
     econ = serving_economics(arch, spec, eng, sreq, price,
                              spot_offer.spot_price_usd_per_hour if spot_offer is not None else None)
     if econ.at_load.batch != sp.inputs["batch"]:
@@ -203,6 +208,14 @@ def _serving_inputs(model: str | None, config: str | None, params_b: float | Non
                    output_tokens=output_tokens)
     return {"serving": econ, "estimator_assumptions": sp.assumptions,
             "serving_info": {"engine": sp.engine, "bound": sp.bound, "memory": sp.memory}}
+
+
+def _traffic(traffic: dict[str, Any] | None) -> Any:
+    """A validated tools.load.TrafficRequest from the given fields (None when none is given)."""
+    from tools.load import TrafficRequest
+
+    given = {k: v for k, v in (traffic or {}).items() if v is not None}
+    return validated(TrafficRequest, **given) if given else None
 
 
 def transfer_cost(*, provider: str, egress_gb: float | None = None, storage_gb: float | None = None,
