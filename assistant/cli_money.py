@@ -300,6 +300,8 @@ def _run_recommend(args: argparse.Namespace) -> int:
         return 0
     if rec.status == "needs_input":
         print("Missing: " + ", ".join(rec.missing))
+    for line in rec.not_in_data:
+        print(f"Not in the data: {line}.")
     for o in rec.options:
         off = o["offer"]
         head = (f"{o['rank']}. {o['gpu_count']} x {o['gpu']} - {off['provider']} {off['instance_type'] or ''}"

@@ -493,4 +493,5 @@ class PriceResult(BaseModel):
     gpu_forms: list[str] = []  # the GPU catalog names a --gpu value covered (e.g. A100 80GB SXM and PCIe)
     regions_matched: list[str] = []  # the region names a --region value matched, sorted
     region_note: str = ""
+    not_in_data: list[str] = []  # a provider or GPU named that the price data does not hold, in words
 

@@ -58,19 +58,43 @@ def prices(**query: Any) -> PriceResult:
             raise InvalidInput("gpu", q.gpu, "a GPU name such as H100 or 'RTX 4090', or a comma list of them")
         ids, note, forms = price_gpu_ids(q.gpu)
     db = price_db()
+    absent: list[str] = []
     if q.provider is not None:
-        known = [p["provider"] for p in db.info()["providers"]]
-        asked = split_list(q.provider)
-        for p in asked or [q.provider]:
-            if p not in known:
-                raise InvalidInput("provider", q.provider, ", ".join(known))
+        kept, absent = providers_in_data(split_list(q.provider) or [q.provider])
+        q = q.model_copy(update={"provider": ",".join(kept)})
     if q.vendor is not None:
         vendors = sorted({g.vendor.lower() for g in load_gpus() if g.vendor})
         if q.vendor.strip().lower() not in vendors:
             raise InvalidInput("vendor", q.vendor, ", ".join(vendors))
     res = db.query(q, ids)
     res.gpu_note, res.gpu_forms = note, forms
+    if q.gpu is not None and not res.total_matches:
+        absent.append(f"No {q.gpu} offer" + (f" from {q.provider}" if q.provider else "")
+                      + (f" in {q.region}" if q.region else "") + f" is in the price data dated {_data_date()}")
+    res.not_in_data = absent
     return res
+
+
+def _data_date() -> str:
+    """The newest date the price data states (the date its answers cite)."""
+    dates = [p["as_of"] for p in price_db().info()["providers"] if p.get("as_of")]
+    return max(dates) if dates else "unknown"
+
+
+def providers_in_data(providers: list[str]) -> tuple[list[str], list[str]]:
+    """(the named providers the price data holds, a sentence for each it does not). A name the data
+    does not hold is said, never dropped silently; when none is held the request is refused naming the ones held.
+
+    Raises:
+        InvalidInput: not one of the names is in the price data.
+    """
+    known = sorted(p["provider"] for p in price_db().info()["providers"])
+    kept = [p.strip().lower() for p in providers if p.strip().lower() in known]
+    if not kept:
+        raise InvalidInput("provider", ", ".join(providers), ", ".join(known))
+    absent = [f"{p.strip()} is not in the price data dated {_data_date()}" for p in providers
+              if p.strip().lower() not in known]
+    return kept, absent
 
 
 def catalog_info() -> dict[str, Any]:
@@ -178,7 +202,8 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
     else:
         inputs["runtime_hours"] = hrs
     rep = cost_report(CostInputs(**inputs))
-    head = {"as_of": res_od.as_of or res_spot.as_of, "stale": res_od.stale, "data_note": res_od.data_note}
+    head = {"as_of": res_od.as_of or res_spot.as_of, "stale": res_od.stale, "data_note": res_od.data_note,
+            "not_in_data": res_od.not_in_data}
     if not serve and hrs is None:
         head_keys = ("gpu", "gpus", "offer", "spot_offer")
         rep = {k: rep[k] for k in head_keys} | {"training": training} | {k: v for k, v in rep.items() if k not in head_keys}
