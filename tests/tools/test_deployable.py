@@ -27,7 +27,7 @@ def test_tp_degrees_must_split_the_heads():
 
 def test_no_option_offers_3_or_5_gpus_of_tp_to_heads_they_do_not_divide():
     offers = [offer("h100-sxm", 3, 7.5, nvlink=True), offer("h100-sxm", 5, 12.5, nvlink=True),
-              offer("a100-80gb-sxm", 1, 1.50), offer("h100-sxm", 4, 10.0, nvlink=True)]
+              offer("a100-80gb-sxm", 1, 1.50), offer("h100-sxm", 8, 20.0, nvlink=True)]
     l70 = resolve_model("llama-3.1-70b")
     r = _rec(offers, model=l70, context_tokens=8192)
     assert r.options and all(l70.num_attention_heads % o["gpu_count"] == 0 for o in r.options)
