@@ -18,6 +18,7 @@ from typing import Any, Literal, Sequence
 from pydantic import BaseModel, Field
 
 from tools.cost import BillingPolicy, SpotAssumptions
+from tools.jobs import JobRequest, job_totals
 from tools.diffusion import PLACEMENTS, DiffusionArch, ImageRequest, estimate_image_memory
 from tools.errors import AdvisorError
 from tools.image_cost import BatchJobRequest, batch_job_cost, endpoint_cost
@@ -106,11 +107,13 @@ def _batch_option(components, arch, base, req, g, n, group, fw, billing) -> dict
     r, mem = fit
     spd = estimate_image_speed(components, arch, g, fw, r)
     startup = sum(mem.weights_gb.values()) * req.startup_s_per_gb
-    work_h = math.ceil(req.images / r.batch / n) * spd.seconds_per_batch / 3600
     instances = 1
     if req.deadline_hours:
         room = req.deadline_hours - startup / 3600
-        instances = max(1, math.ceil(work_h / room)) if room > 0 else _MAX_INSTANCES + 1
+        instances = job_totals(JobRequest(
+            units=math.ceil(req.images / r.batch), unit="calls", seconds_per_unit=spd.seconds_per_batch,
+            deadline_hours=req.deadline_hours, gpus_per_instance=n, overhead_hours=startup / 3600)).instances \
+            if room > 0 else _MAX_INSTANCES + 1
         if instances > _MAX_INSTANCES:
             return {"ruled_out": f"{n} x {g.name}: would need more than {_MAX_INSTANCES} instances to finish "
                                  f"{req.images:,} images in {req.deadline_hours:g} h"}

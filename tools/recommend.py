@@ -19,6 +19,7 @@ from tools.cost import BillingPolicy, ServingRequest, SpotAssumptions, billed_ho
 from tools.deployable import CLEARLY_CHEAPER, drawbacks, order, reject_reason
 from tools.load import TRAFFIC_FIELDS, TrafficRequest
 from tools.errors import AdvisorError
+from tools.jobs import JobRequest, job_totals
 from tools.schemas import TIGHT_HEADROOM_FRACTION, GpuMemory, GpuOffer, GpuSpec, ModelArch, VramRequest
 from tools.throughput import EngineProfile, SpeedRequest, estimate_speed
 from tools.training import TrainRequest, estimate_train_time
@@ -359,8 +360,12 @@ def _train_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billi
     if sp:
         spot_cost = spot_expectation(tt.hours, sp.spot_price_usd_per_hour, SpotAssumptions())["cost_usd"]
     best_cost = min(c for c in (cost, spot_cost) if c is not None)
+    job = job_totals(JobRequest(units=tt.total_tokens, unit="tokens", units_per_s=tt.tokens_per_s / n,
+                                deadline_hours=req.deadline_hours, gpus=None if req.deadline_hours else n,
+                                gpus_per_instance=n))
     if req.deadline_hours and tt.hours > req.deadline_hours:
-        return {"ruled_out": f"{n} x {g.name}: about {tt.hours:.1f} h, past the {req.deadline_hours:g} h deadline"}
+        return {"ruled_out": f"{n} x {g.name}: about {tt.hours:.1f} h, past the {req.deadline_hours:g} h deadline "
+                             f"({job.gpus} GPUs, {job.instances} such instances, would meet it: {job.formula})"}
     if req.budget_usd and best_cost > req.budget_usd:
         return {"ruled_out": f"{n} x {g.name}: about ${best_cost:,.0f}, over the ${req.budget_usd:,.0f} budget"}
     reasons = [f"Fits: {est.total_gb:.1f} GB per GPU of {mem_gb:.1f} GB for {method} "
@@ -393,7 +398,7 @@ def _train_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billi
         "gpu": g.name, "gpu_id": g.id, "gpu_count": n, "method": method, "fits": True,
         "vram_per_gpu_gb": est.total_gb, "gpu_memory_gb": mem_gb, "headroom_gb": mem_gb - est.total_gb,
         "memory_components_gb": est.components_gb, "tokens_per_s": tt.tokens_per_s, "hours": tt.hours,
-        "gpu_hours": tt.gpu_hours, "price_usd_per_hour": price, "grad_checkpointing": ckpt,
+        "gpu_hours": tt.gpu_hours, "price_usd_per_hour": price, "grad_checkpointing": ckpt, "job": job.model_dump(),
         "spot_price_usd_per_hour": sp.spot_price_usd_per_hour if sp else None,
         "job_cost_usd": cost, "spot_job_cost_usd": spot_cost, "offer": _offer(offer), "spot_offer": _offer(sp) if sp else None,
         "nvlink": nvlink, "reasons": reasons, "citations": cites,

@@ -243,6 +243,19 @@ def _traffic(traffic: dict[str, Any] | None) -> Any:
     return validated(TrafficRequest, **given) if given else None
 
 
+def job_totals(**job: Any) -> Any:
+    """A batch job's totals (tools.jobs.job_totals): N units at a rate per GPU -> GPU-hours, the GPUs the
+    deadline needs, the wall time and the cost. Fields: units, unit, seconds_per_unit | units_per_s,
+    deadline_hours, gpus, gpus_per_instance, overhead_hours, price_usd_per_gpu_hour.
+
+    Raises:
+        AdvisorError subclasses naming the value and what is accepted.
+    """
+    from tools.jobs import JobRequest, job_totals as _job_totals
+
+    return _job_totals(validated(JobRequest, **{k: v for k, v in job.items() if v is not None}))
+
+
 def transfer_cost(*, provider: str, egress_gb: float | None = None, storage_gb: float | None = None,
                   months: float | None = None) -> Any:
     """Egress and storage of one provider without a GPU job ("500 GB out of AWS"): tools.cost.usage_costs
