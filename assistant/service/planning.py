@@ -109,7 +109,7 @@ def solve(*, unknown: str, model: str | None = None, config: str | None = None, 
         providers, absent = providers_in_data(providers) if providers else (providers, [])
         offers, _, gpus, billing = _offers_and_billing(providers, regions)
         res = s.best_gpu_by_cost(arch, req, offers, gpus, resolve_engine(req.engine), load_training_efficiency(),
-                                 billing)
+                                 billing, _marketplaces())
         return res.model_copy(update={"details": res.details | ({"not_in_data": absent} if absent else {})})
     from tools.levers import apply_practitioner_defaults
 
