@@ -42,12 +42,12 @@ def _run_prices(args: argparse.Namespace) -> int:
     from assistant.engine.formatting import table
 
     res = api.prices(**{f: getattr(args, f) for f in PriceQuery.model_fields})
-    notes = res.notices + [n for n in (res.gpu_note, res.region_note) if n]
+    notes = res.notices + [n for n in (res.gpu_note, res.region_note) if n] + [n + "." for n in res.not_in_data]
     if args.json:
         print(json.dumps({"as_of": res.as_of, "stale": res.stale, "data_note": res.data_note,
                           "total_matches": res.total_matches, "offers": [o.to_contract() for o in res.offers],
-                          "notices": notes, "gpu_forms": res.gpu_forms, "regions_matched": res.regions_matched},
-                         indent=2))
+                          "notices": notes, "gpu_forms": res.gpu_forms, "regions_matched": res.regions_matched,
+                          "not_in_data": res.not_in_data}, indent=2))
         return 0
     for n in notes:
         print(n)

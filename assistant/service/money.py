@@ -82,16 +82,19 @@ def _data_date() -> str:
 
 
 def providers_in_data(providers: list[str]) -> tuple[list[str], list[str]]:
-    """(the named providers the price data holds, a sentence for each it does not). A name the data
-    does not hold is said, never dropped silently; when none is held the request is refused naming the ones held.
+    """(the named providers the price data holds, a sentence for each it does not). A provider the project
+    knows (knowledge/providers.csv) that the data does not hold is said, never dropped silently; a name no
+    one knows (a typo), or none held at all, is refused naming the ones held.
 
     Raises:
         InvalidInput: not one of the names is in the price data.
     """
     known = sorted(p["provider"] for p in price_db().info()["providers"])
     kept = [p.strip().lower() for p in providers if p.strip().lower() in known]
-    if not kept:
-        raise InvalidInput("provider", ", ".join(providers), ", ".join(known))
+    listed = set(load_providers())  # providers the project knows of, held in the price data or not
+    unknown = [p for p in providers if p.strip().lower() not in known and p.strip().lower() not in listed]
+    if not kept or unknown:
+        raise InvalidInput("provider", ", ".join(unknown or providers), ", ".join(known))
     absent = [f"{p.strip()} is not in the price data dated {_data_date()}" for p in providers
               if p.strip().lower() not in known]
     return kept, absent
