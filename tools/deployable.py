@@ -7,8 +7,8 @@ Rules (each rejection or demotion carries its reason):
 - Beyond 2 GPUs, tensor parallelism needs an NVLink-class link: each token's all-reduces over PCIe
   grow with the degree (guide ga-09), so 3+ GPUs over PCIe are rejected for serving.
 - One GPU before tensor parallelism: a multi-GPU option ranks after every single-GPU option unless it
-  is cheaper by the criterion (NVLink) or clearly cheaper, at most CLEARLY_CHEAPER of the best single-GPU
-  cost (a 2-GPU PCIe box), and then it is labelled with its drawback.
+  is clearly cheaper, at most CLEARLY_CHEAPER of the best single-GPU cost, and then it is labelled with
+  its drawback (a PCIe box: the all-reduce cost); with no single GPU, NVLink options come before PCIe ones.
 - Production, compliance or regulated data: datacenter cards only, from providers that are not
   marketplaces of third-party hosts (knowledge/providers.csv `marketplace`).
 """
@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from tools.schemas import GpuSpec, ModelArch
 
-CLEARLY_CHEAPER = 0.5  # a PCIe multi-GPU box is put ahead only at half the best single-GPU cost or less
+CLEARLY_CHEAPER = 0.5  # a multi-GPU option is put ahead only at half the best single-GPU cost or less
 _DATACENTER = ("datacenter", "datacenter-gddr")
 
 
@@ -74,17 +74,17 @@ def tier(option: dict[str, Any]) -> int:
 def order(options: list[dict[str, Any]], cost: Callable[[dict[str, Any]], float],
           key: Callable[[dict[str, Any]], tuple]) -> list[dict[str, Any]]:
     """Options sorted by `key` within tiers (one GPU first), a multi-GPU option lifted into the first
-    tier when cheaper than its best option (NVLink) or at most CLEARLY_CHEAPER of it (PCIe); with no
-    single GPU, the NVLink options are the first tier.
+    tier when it costs at most CLEARLY_CHEAPER of that tier's best; with no single GPU, the NVLink
+    options are the first tier.
     Each option gets `tier` and, when lifted, `promoted_because`."""
     first = min((tier(o) for o in options if tier(o) < 2), default=None)
     best = min((cost(o) for o in options if tier(o) == first), default=None)
     for o in options:
         t = tier(o)
-        limit = None if best is None or t <= first else (best if t == 1 else best * CLEARLY_CHEAPER)
+        limit = None if best is None or t <= first else best * CLEARLY_CHEAPER
         if limit is not None and cost(o) <= limit:
-            o["promoted_because"] = (f"cheaper than the best single GPU ({cost(o):,.4g} vs {best:,.4g})" if t == 1 else
-                                     f"at most {CLEARLY_CHEAPER:.0%} of the best single GPU's cost "
+            o["promoted_because"] = (f"at most {CLEARLY_CHEAPER:.0%} of the best "
+                                     f"{'single-GPU' if first == 0 else 'NVLink'} option's cost "
                                      f"({cost(o):,.4g} vs {best:,.4g})")
             t = first
         o["tier"] = t

@@ -212,7 +212,7 @@ def _ranked(a: ModelArch, req: RecommendRequest, options: list[dict[str, Any]],
         "Speeds and times are estimates; prices are the catalog's cheapest matching offer (see its date).",
     ]
     assumptions.append("Deployable first: one GPU before tensor parallelism, NVLink for more than 2 GPUs, degrees "
-                       "that divide the attention and KV heads; a multi-GPU PCIe box only at "
+                       "that divide the attention and KV heads; several GPUs first only at "
                        f"{CLEARLY_CHEAPER:.0%} of the best single GPU's cost or less, with its drawback said.")
     if req.production:
         assumptions.append("Production: datacenter GPUs from cloud providers only (no consumer cards, no marketplaces).")
@@ -230,8 +230,7 @@ def _fit(a: ModelArch, vreq: VramRequest, g: GpuSpec, n: int, mem_gb: float) -> 
 def _serve_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billing) -> dict[str, Any]:
     if n > 1 and req.needs_nvlink and not nvlink:
         return {"ruled_out": f"{n} x {g.name}: no NVLink between the GPUs (you asked for it)", "citation": "ga-09"}
-    last_why = ""
-    prompt, output = req.request_shape()
+    last_why, (prompt, output) = "", req.request_shape()
     ctx = prompt + output if req.prompt_tokens or req.output_tokens else req.context_tokens
     for prec in req.precisions:
         users = req.concurrent_users or 1
@@ -282,12 +281,7 @@ def _serve_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billi
             reasons.append(f"${at.usd_per_million_tokens:.3f} per million tokens at {load}, "
                            f"${econ.batch_1.usd_per_million_tokens:.3f} at batch 1; "
                            f"${econ.monthly_usd:,.0f} a month always on (${price:.2f}/h, {offer.provider}).")
-        if econ.load is not None:
-            reasons.append(econ.load.assumption + (f" {econ.replicas} replicas of {n} x {g.name}." if econ.replicas > 1
-                                                   else ""))
-            if econ.usd_per_million_tokens_served is not None:
-                reasons.append(f"${econ.usd_per_million_tokens_served:.3f} per million tokens served, always on "
-                               f"(idle time counted; busy {econ.busy_fraction or 0:.0%} of the time).")
+        reasons += _load_reasons(econ, n, g)
         if sp:
             reasons.append("Spot would be cheaper but is risky for a user-facing endpoint that must stay up [ga-34].")
             cites.append("ga-34")
@@ -313,6 +307,17 @@ def _serve_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billi
             "rank_value": econ.usd_per_million_tokens_served or cost_rank,
         }
     return {"ruled_out": last_why or f"{n} x {g.name}: does not fit"}
+
+
+def _load_reasons(econ, n: int, g: GpuSpec) -> list[str]:
+    """The traffic's load and the $ per million tokens served, as reasons (none without traffic)."""
+    if econ.load is None:
+        return []
+    out = [econ.load.assumption + (f" {econ.replicas} replicas of {n} x {g.name}." if econ.replicas > 1 else "")]
+    if econ.usd_per_million_tokens_served is not None:
+        out.append(f"${econ.usd_per_million_tokens_served:.3f} per million tokens served, always on "
+                   f"(idle time counted; busy {econ.busy_fraction or 0:.0%} of the time).")
+    return out
 
 
 def _traffic_fit(a, g, engine, sreq, vreq, n, mem_gb, price, spot, users, est):

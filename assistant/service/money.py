@@ -144,9 +144,8 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
     Resolves the offers, the provider's rates and the runtime (given, or from the training-time
     estimator), then calls tools.cost.cost_report (billing policy, spot, storage, egress, totals)
     and, for serving, tools.cost.serving_economics ($ per million tokens at batch 1 and at the load).
-    `traffic` (serving): tools.load.TrafficRequest fields (users_online, requests_per_minute / _hour / _day,
-    think_time_s, peak_factor): the batch is the concurrency they make (Little's law), with replicas and the
-    $ per million tokens served, idle time included.
+    `traffic` (serving): tools.load.TrafficRequest fields; the batch is the concurrency they make (Little's
+    law), with replicas and the $ per million tokens served, idle time included.
 
     Raises:
         AdvisorError subclasses with user-facing messages.

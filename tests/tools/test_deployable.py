@@ -68,9 +68,12 @@ def test_a_pcie_box_goes_first_only_at_half_the_best_single_gpu_cost():
     assert [o["gpu_count"] for o in ranked] == [1, 2] and ranked[1]["tier"] == 2
     ranked = order([opt(1, 100.0), opt(2, 50.0)], cost, key)
     assert [o["gpu_count"] for o in ranked] == [2, 1] and "50%" in ranked[0]["promoted_because"]
-    # NVLink tensor parallelism goes first when it is cheaper at all
-    ranked = order([opt(1, 100.0), opt(2, 99.0, nvlink=True)], cost, key)
-    assert ranked[0]["gpu_count"] == 2
+    # NVLink tensor parallelism too: 80 % of the cost is not enough to put two GPUs before one
+    ranked = order([opt(1, 100.0), opt(2, 80.0, nvlink=True)], cost, key)
+    assert [o["gpu_count"] for o in ranked] == [1, 2]
+    # with no single GPU, NVLink before PCIe unless the PCIe box is at half the cost
+    ranked = order([opt(4, 100.0, nvlink=True), opt(2, 60.0)], cost, key)
+    assert [o["gpu_count"] for o in ranked] == [4, 2]
 
 
 def test_providers_the_price_data_lacks_are_named():
