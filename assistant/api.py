@@ -13,8 +13,8 @@ from typing import Any
 from assistant.image_api import image_cost, image_recommend, image_speed, image_vram  # noqa: F401
 from assistant.service.models import (list_gpus, list_models, resolve_model_arch, speed, train_time,  # noqa: F401
                                       vram)
-from assistant.service.money import (catalog_info, catalog_refresh, cost, price_db, prices,  # noqa: F401
-                                     transfer_cost)
+from assistant.service.money import (catalog_info, catalog_refresh, cost, job_totals, price_db,  # noqa: F401
+                                     prices, transfer_cost)
 from assistant.service.planning import guide, levers, recommend, solve  # noqa: F401
 
 

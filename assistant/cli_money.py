@@ -9,6 +9,7 @@ from typing import Any
 
 from assistant.cli_args import Parser, add_listing, add_model_args, add_request_options, integer, positive_float
 from assistant.image_cli import add_image_args, format_image_cost, image_kwargs
+from tools.load import TRAFFIC_FIELDS
 from tools.recommend import RecommendRequest
 from tools.schemas import PriceQuery
 
@@ -41,12 +42,12 @@ def _run_prices(args: argparse.Namespace) -> int:
     from assistant.engine.formatting import table
 
     res = api.prices(**{f: getattr(args, f) for f in PriceQuery.model_fields})
-    notes = res.notices + [n for n in (res.gpu_note, res.region_note) if n]
+    notes = res.notices + [n for n in (res.gpu_note, res.region_note) if n] + [n + "." for n in res.not_in_data]
     if args.json:
         print(json.dumps({"as_of": res.as_of, "stale": res.stale, "data_note": res.data_note,
                           "total_matches": res.total_matches, "offers": [o.to_contract() for o in res.offers],
-                          "notices": notes, "gpu_forms": res.gpu_forms, "regions_matched": res.regions_matched},
-                         indent=2))
+                          "notices": notes, "gpu_forms": res.gpu_forms, "regions_matched": res.regions_matched,
+                          "not_in_data": res.not_in_data}, indent=2))
         return 0
     for n in notes:
         print(n)
@@ -170,6 +171,13 @@ def _add_cost(sub: Any) -> None:
     p.add_argument("--output-tokens", type=integer)
     p.add_argument("--tokens-per-day", type=positive_float, help="serving: tokens the endpoint must write a day; "
                    "says the busy hours, the copies needed and the month's cost at that volume")
+    p.add_argument("--users-online", type=integer, help="serving: people using it at once (with --think-time-s)")
+    p.add_argument("--requests-per-minute", type=positive_float, help="serving: requests a minute (average)")
+    p.add_argument("--requests-per-hour", type=positive_float, help="serving: requests an hour (average)")
+    p.add_argument("--requests-per-day", type=positive_float, help="serving: requests a day (average)")
+    p.add_argument("--think-time-s", type=positive_float, help="serving: seconds between a reply and the user's next "
+                   "request (default 60 with --users-online)")
+    p.add_argument("--peak-factor", type=positive_float, help="serving: peak rate / average rate (default 1)")
     p.add_argument("--interruptions-per-hour", type=positive_float, help="spot: expected interruptions per hour (default 0.05)")
     p.add_argument("--checkpoint-every-min", type=positive_float, help="spot: minutes between checkpoints (default 30)")
     p.add_argument("--restart-min", type=positive_float, help="spot: minutes to resume after an interruption (default 10)")
@@ -194,6 +202,7 @@ def _run_cost(args: argparse.Namespace) -> int:
                  precision=args.precision, batch=args.batch, prompt_tokens=args.prompt_tokens,
                  output_tokens=args.output_tokens, storage_gb=args.storage_gb, months=args.months,
                  egress_gb=args.egress_gb, tokens_per_day=args.tokens_per_day,
+                 traffic={k: getattr(args, k) for k in TRAFFIC_FIELDS},
                  interruptions_per_hour=args.interruptions_per_hour,
                  checkpoint_every_h=None if args.checkpoint_every_min is None else args.checkpoint_every_min / 60,
                  restart_h=None if args.restart_min is None else args.restart_min / 60, **image_kwargs(args))
@@ -215,6 +224,11 @@ def _run_cost(args: argparse.Namespace) -> int:
             print(f"  {usd(s['usd_per_million_tokens'])} per million generated tokens; always on: {usd(s['monthly_usd'])} a month")
         if s.get("spot_usd_per_million_tokens") is not None:
             print(f"  on spot: {usd(s['spot_usd_per_million_tokens'])} per million tokens (not advisable for an endpoint)")
+        if s.get("load"):
+            print(f"  {s['load']['assumption']}")
+            if s.get("usd_per_million_tokens_served") is not None:
+                print(f"  {usd(s['usd_per_million_tokens_served'])} per million tokens served, always on "
+                      f"({s['replicas']} replica{'s' if s['replicas'] > 1 else ''}, busy {s['busy_fraction']:.0%})")
         v = s.get("volume")
         if v:
             print(f"  {v['tokens_per_day']:,.0f} tokens a day: one copy is busy {v['busy_hours_per_day']:.2f} h a day; "
@@ -286,6 +300,8 @@ def _run_recommend(args: argparse.Namespace) -> int:
         return 0
     if rec.status == "needs_input":
         print("Missing: " + ", ".join(rec.missing))
+    for line in rec.not_in_data:
+        print(f"Not in the data: {line}.")
     for o in rec.options:
         off = o["offer"]
         head = (f"{o['rank']}. {o['gpu_count']} x {o['gpu']} - {off['provider']} {off['instance_type'] or ''}"

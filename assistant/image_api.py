@@ -107,8 +107,7 @@ def image_vram(*, model: str, gpu: str | None = None, gpu_memory_gb: float | Non
             if fits else "no placement fits at this precision: try fp8, GGUF (q8_0, q4_k_m) or nf4 weights "
                          "(--precision, --text-encoder-precision)") + ".")
     if mem is not None:
-        est.assumptions.append(f"{mem.name}: {mem.memory_gb * 1e9 / 2**30:g} GiB as the vendor states it "
-                               f"= {mem.memory_gb:.1f} GB.")
+        est.assumptions.append(mem.sentence())
     if note:
         est.assumptions.insert(0, note)
     return est

@@ -4,8 +4,8 @@ All functions are pure; prices come from the offer catalog, rates from knowledge
 (the caller passes them in as `ProviderRates`). An unknown rate stays unknown (None, with the
 reason code `rate_unknown`), never zero.
 
-Serving economics (`serving_economics`) is the one place that turns a configuration into $ per
-million tokens: chat, recommend, cost and the charts all call it, so they agree.
+Serving economics (`serving_economics`, in tools.serving, re-exported here) is the one place that turns a
+configuration into $ per million tokens: chat, recommend, cost and the charts all call it, so they agree.
 """
 
 from __future__ import annotations
@@ -16,29 +16,16 @@ __all__ = ["BillingPolicy", "SpotAssumptions", "Finding", "ProviderRates", "Serv
            "note_text", "HOURS_PER_MONTH", "ENGINE_MAX_NUM_SEQS", "SERVING_HEADROOM_FRACTION"]
 
 import math
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from tools.errors import InvalidCombination
-from tools.schemas import GpuOffer, GpuSpec, ModelArch, VramRequest
-from tools.throughput import EngineProfile, SpeedRequest, estimate_speed, max_batch_for_memory
+from tools.findings import Finding
+from tools.schemas import GpuOffer
+from tools.serving import (ENGINE_MAX_NUM_SEQS, HOURS_PER_MONTH, SERVING_HEADROOM_FRACTION, ServingEconomics,
+                           ServingPoint, ServingRequest, _usd_per_m, serving_economics)
 from tools.volume import serving_volume
-from tools.vram import estimate_vram
-
-HOURS_PER_MONTH = 730.0  # 8,760 hours a year / 12, the convention cloud price pages use
-# vLLM's default cap on sequences decoded together (EngineArgs max_num_seqs), whatever KV cache fits.
-ENGINE_MAX_NUM_SEQS = 256
-# Keep 5 % of GPU memory free (fragmentation, spikes), as the recommender's fit rule does.
-SERVING_HEADROOM_FRACTION = 0.05
-_BATCHING_ENGINES = ("vllm", "sglang", "tensorrt-llm")  # chunk prefill at 8,192 tokens (vLLM default)
-
-
-class Finding(BaseModel):
-    """A typed fact for the renderer: a reason code and its parameters (no English)."""
-
-    code: str
-    params: dict[str, Any] = {}
 
 
 class BillingPolicy(BaseModel):
@@ -146,127 +133,6 @@ def usage_cost(quantity: float, rate: float | None) -> float | None:
     """quantity x rate, or None when the rate is unknown (never a silent zero)."""
     return None if rate is None else quantity * rate
 
-# ---- serving economics --------------------------------------------------------------------------
-
-
-class ServingRequest(BaseModel):
-    """An endpoint to price: precision, request shape, GPUs, and the load if known."""
-
-    precision: str = Field("bf16", description="weight precision, e.g. bf16, fp8, int8, int4, q4_k_m")
-    kv_precision: Literal["fp16", "bf16", "fp8", "int8"] = Field("bf16", description="fp16 | bf16 | fp8 | int8")
-    prompt_tokens: int = Field(512, ge=0, le=100_000_000, description="prompt tokens per request, 0 to 100,000,000")
-    output_tokens: int = Field(256, ge=1, le=100_000_000, description="generated tokens per request, 1 to 100,000,000")
-    gpus: int = Field(1, ge=1, le=64, description="GPUs the model is split over (tensor parallel), 1 to 64")
-    concurrent_users: int | None = Field(None, ge=1, le=100_000,
-                                         description="concurrent sequences, 1 to 100,000; None = not given "
-                                                     "(the throughput-optimal batch within memory)")
-    gpu_memory_gb: float | None = Field(None, gt=0, le=10_000, allow_inf_nan=False,
-                                        description="per-GPU memory in GB; default the GPU's own")
-    headroom_fraction: float = Field(SERVING_HEADROOM_FRACTION, ge=0, lt=1, allow_inf_nan=False)
-    max_batch: int = Field(ENGINE_MAX_NUM_SEQS, ge=1, le=100_000,
-                           description="the engine's cap on concurrent sequences (vLLM max_num_seqs)")
-
-
-class ServingPoint(BaseModel):
-    """$ per million generated tokens at one batch, with what the batch is (`basis`)."""
-
-    basis: Literal["batch_1", "concurrent_users", "throughput_optimal"]
-    batch: int
-    aggregate_tokens_per_s: float
-    tokens_per_s_per_user: float
-    bound: str
-    usd_per_million_tokens: float | None
-    spot_usd_per_million_tokens: float | None = None
-
-
-class ServingEconomics(BaseModel):
-    """Both labelled figures: one user at a time, and the load (or the best batch memory allows)."""
-
-    price_usd_per_hour: float | None
-    spot_price_usd_per_hour: float | None
-    monthly_usd: float | None
-    batch_1: ServingPoint
-    at_load: ServingPoint
-    max_batch_in_memory: int
-    vram_per_gpu_gb_at_batch_1: float
-    gpu_memory_gb: float | None
-    findings: list[Finding] = []
-
-
-def _usd_per_m(price: float | None, tokens_per_s: float) -> float | None:
-    """$ per million tokens = price per hour / (tokens/s x 3600) x 1e6; None when the price is unknown."""
-    if price is None or tokens_per_s <= 0:
-        return None
-    return price / (tokens_per_s * 3600.0) * 1e6
-
-
-def _point(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: ServingRequest, batch: int, basis: str,
-           price: float | None, spot: float | None) -> ServingPoint:
-    spd = estimate_speed(a, gpu, engine, SpeedRequest(
-        precision=req.precision, kv_precision=req.kv_precision, batch=batch, prompt_tokens=req.prompt_tokens,
-        output_tokens=req.output_tokens, gpus=req.gpus))
-    return ServingPoint(basis=basis, batch=batch, aggregate_tokens_per_s=spd.aggregate_tokens_per_s,
-                        tokens_per_s_per_user=spd.decode_tokens_per_s, bound=spd.bound,
-                        usd_per_million_tokens=_usd_per_m(price, spd.aggregate_tokens_per_s),
-                        spot_usd_per_million_tokens=_usd_per_m(spot, spd.aggregate_tokens_per_s))
-
-
-def _serving_vram(a: ModelArch, engine: EngineProfile, req: ServingRequest, batch: int) -> VramRequest:
-    tp = req.gpus if engine.multi_gpu == "tensor" else 1
-    return VramRequest(method="inference", weight_precision=req.precision, kv_precision=req.kv_precision,
-                       batch=batch, seq_len=max(1, req.prompt_tokens + req.output_tokens), gpus=req.gpus,
-                       tensor_parallel=tp, prefill_chunk_tokens=8192 if engine.id in _BATCHING_ENGINES else None)
-
-
-def serving_economics(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: ServingRequest,
-                      price_usd_per_hour: float | None, spot_price_usd_per_hour: float | None = None
-                      ) -> ServingEconomics:
-    """$ per million generated tokens of an endpoint, at batch 1 and at the load, both labelled.
-
-    When to use: any serving cost ("what does it cost per million tokens", charts, recommend).
-    Formula: $/M tokens = price per hour / (aggregate tokens/s x 3600) x 1e6, with tokens/s from
-    tools.throughput.estimate_speed (roofline). `batch_1` is one sequence at a time (the worst
-    case, a lone user); `at_load` is the concurrent users given, else the throughput-optimal batch:
-    the batch in {1, 2, 4, ..., cap} with the most tokens/s among those whose KV cache fits in
-    the GPU's memory less `headroom_fraction` (tools.throughput.max_batch_for_memory), capped at
-    vLLM's max_num_seqs (256). Monthly = price per hour x 730 h (always on).
-    Units: USD per 10^6 tokens, tokens/s, GB (10^9 bytes).
-
-    Raises:
-        InvalidInput / InvalidCombination: from the calculators (unknown precision, bandwidth unknown).
-    """
-    findings: list[Finding] = []
-    mem = req.gpu_memory_gb or gpu.memory_gb
-    split = req.gpus if engine.multi_gpu == "layer" else 1
-    one = estimate_vram(a, _serving_vram(a, engine, req, 1))
-    if mem is not None:
-        fit = max_batch_for_memory(one, mem * (1 - req.headroom_fraction), split)
-        max_mem = int(fit["max_batch"])
-    else:
-        max_mem = req.max_batch
-        findings.append(Finding(code="gpu_memory_unknown", params={"gpu": gpu.name}))
-    price, spot = price_usd_per_hour, spot_price_usd_per_hour
-    b1 = _point(a, gpu, engine, req, 1, "batch_1", price, spot)
-    if req.concurrent_users is not None:
-        load = _point(a, gpu, engine, req, req.concurrent_users, "concurrent_users", price, spot) \
-            if req.concurrent_users > 1 else b1.model_copy(update={"basis": "concurrent_users"})
-        if req.concurrent_users > max_mem:
-            findings.append(Finding(code="load_exceeds_memory", params={"concurrent_users": req.concurrent_users,
-                                                                        "max_batch_in_memory": max_mem}))
-    else:
-        cap = max(1, min(max_mem, req.max_batch))
-        sizes = sorted({1, cap} | {2 ** k for k in range(1, 17) if 2 ** k < cap})
-        load = max((_point(a, gpu, engine, req, b, "throughput_optimal", price, spot) for b in sizes),
-                   key=lambda p: (p.aggregate_tokens_per_s, -p.batch))
-        findings.append(Finding(code="batch_limited_by", params={
-            "limit": "does_not_fit" if max_mem < 1 else ("memory" if max_mem < req.max_batch else "engine_max_num_seqs"),
-            "batch": load.batch, "max_batch_in_memory": max_mem, "engine_cap": req.max_batch}))
-    findings += [Finding(code="price_unknown", params={})] if price is None else []
-    return ServingEconomics(price_usd_per_hour=price, spot_price_usd_per_hour=spot,
-                            monthly_usd=None if price is None else price * HOURS_PER_MONTH,
-                            batch_1=b1, at_load=load, max_batch_in_memory=max_mem,
-                            vram_per_gpu_gb_at_batch_1=one.total_gb / split, gpu_memory_gb=mem, findings=findings)
-
 # ---- a job's bill: billing policy, spot, storage, egress, total -----------------------------------
 
 
@@ -363,6 +229,11 @@ def _serving_part(inp: CostInputs, econ: ServingEconomics) -> tuple[dict[str, An
     spot = inp.spot_offer.spot_price_usd_per_hour if inp.spot_offer else None
     if spot:
         out["spot_usd_per_million_tokens"] = _usd_per_m(spot, at.aggregate_tokens_per_s)
+    if econ.load is not None:
+        out |= {"load": econ.load.model_dump(), "replicas": econ.replicas, "busy_fraction": econ.busy_fraction,
+                "usd_per_million_tokens_served": econ.usd_per_million_tokens_served}
+        if econ.monthly_usd is not None:
+            out["monthly_usd"] = econ.monthly_usd
     if inp.tokens_per_day and at.aggregate_tokens_per_s > 0:
         out["volume"] = serving_volume(inp.tokens_per_day, at.aggregate_tokens_per_s, inp.price_usd_per_hour,
                                        HOURS_PER_MONTH).model_dump()
@@ -471,6 +342,10 @@ _NOTE_TEXT: dict[str, Any] = {
         "Spot is not advisable for a user-facing endpoint that must stay up: an interruption takes it down (notice "
         + (f"{p['spot_notice_s']} s" if p.get("spot_notice_s") else "period unknown") + ")."),
     "batch_limited_by": _batch_text,
+    "serving_load_from_traffic": lambda p: (p["assumption"] + (
+        f" One instance holds {p['max_batch_in_memory']} sequences, so {p['replicas']} replicas of batch {p['batch']}."
+        if p["replicas"] > 1 else "") + " The $ per million tokens served counts the idle time of an always-on "
+        "endpoint (price x replicas / the tokens the traffic asks for)."),
     "load_exceeds_memory": lambda p: (f"{p['concurrent_users']} concurrent sequences need more KV cache than fits: "
                                       f"at most {p['max_batch_in_memory']} fit."),
     "gpu_memory_unknown": lambda p: f"The memory of {p['gpu']} is not in the GPU data: the batch is not memory-checked.",

@@ -18,6 +18,7 @@ from typing import Any, Literal, Sequence
 from pydantic import BaseModel, Field
 
 from tools.cost import BillingPolicy, SpotAssumptions
+from tools.jobs import JobRequest, job_totals
 from tools.diffusion import PLACEMENTS, DiffusionArch, ImageRequest, estimate_image_memory
 from tools.errors import AdvisorError
 from tools.image_cost import BatchJobRequest, batch_job_cost, endpoint_cost
@@ -95,7 +96,7 @@ def recommend_image_batch(components: Sequence[DiffusionComponent], arch: Diffus
 
 
 def _batch_option(components, arch, base, req, g, n, group, fw, billing) -> dict[str, Any]:
-    mem_gb = next((o.gpu_memory_gb for o in group if o.gpu_memory_gb), None) or g.memory_gb
+    mem_gb = g.memory_gb or next((o.gpu_memory_gb for o in group if o.gpu_memory_gb), None)
     od = _cheapest(group, "price_usd_per_hour")
     sp = _cheapest(group, "spot_price_usd_per_hour") if req.spot_allowed else None
     if not mem_gb or (od is None and sp is None):
@@ -106,11 +107,13 @@ def _batch_option(components, arch, base, req, g, n, group, fw, billing) -> dict
     r, mem = fit
     spd = estimate_image_speed(components, arch, g, fw, r)
     startup = sum(mem.weights_gb.values()) * req.startup_s_per_gb
-    work_h = math.ceil(req.images / r.batch / n) * spd.seconds_per_batch / 3600
     instances = 1
     if req.deadline_hours:
         room = req.deadline_hours - startup / 3600
-        instances = max(1, math.ceil(work_h / room)) if room > 0 else _MAX_INSTANCES + 1
+        instances = job_totals(JobRequest(
+            units=math.ceil(req.images / r.batch), unit="calls", seconds_per_unit=spd.seconds_per_batch,
+            deadline_hours=req.deadline_hours, gpus_per_instance=n, overhead_hours=startup / 3600)).instances \
+            if room > 0 else _MAX_INSTANCES + 1
         if instances > _MAX_INSTANCES:
             return {"ruled_out": f"{n} x {g.name}: would need more than {_MAX_INSTANCES} instances to finish "
                                  f"{req.images:,} images in {req.deadline_hours:g} h"}
@@ -160,7 +163,7 @@ def recommend_image_endpoint(components: Sequence[DiffusionComponent], arch: Dif
     for (gid, n), group in sorted(_groups(offers, gpus, 1).items()):
         g = gpus[gid]
         od = _cheapest(group, "price_usd_per_hour")
-        mem_gb = next((o.gpu_memory_gb for o in group if o.gpu_memory_gb), None) or g.memory_gb
+        mem_gb = g.memory_gb or next((o.gpu_memory_gb for o in group if o.gpu_memory_gb), None)
         if od is None or not mem_gb:
             continue
         try:

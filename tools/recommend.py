@@ -16,13 +16,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tools.cost import BillingPolicy, ServingRequest, SpotAssumptions, billed_hours, serving_economics, spot_expectation
+from tools.deployable import CLEARLY_CHEAPER, drawbacks, order, reject_reason
+from tools.load import TRAFFIC_FIELDS, TrafficRequest
 from tools.errors import AdvisorError
-from tools.schemas import GpuMemory, GpuOffer, GpuSpec, ModelArch, VramRequest
+from tools.jobs import JobRequest, job_totals
+from tools.schemas import TIGHT_HEADROOM_FRACTION, GpuMemory, GpuOffer, GpuSpec, ModelArch, VramRequest
 from tools.throughput import EngineProfile, SpeedRequest, estimate_speed
 from tools.training import TrainRequest, estimate_train_time
 from tools.vram import estimate_vram
 
-HEADROOM = 0.05  # keep 5 % of GPU memory free (fragmentation, spikes): ft-40 "enough room"
+HEADROOM = TIGHT_HEADROOM_FRACTION  # keep 5 % of usable GPU memory free (fragmentation, spikes): ft-40 "enough room"
 
 
 class RecommendRequest(BaseModel):
@@ -35,6 +38,18 @@ class RecommendRequest(BaseModel):
                                          description="sequences decoded at once; not given: memory sized for one, "
                                                      "$/M tokens at the throughput-optimal batch")
     min_tokens_per_s_per_user: float | None = Field(None, gt=0, le=100_000, allow_inf_nan=False)
+    users_online: int | None = Field(None, ge=1, le=10_000_000, description="serve: people using it at once "
+                                     "(with think_time_s; not concurrent generations)")
+    requests_per_minute: float | None = Field(None, gt=0, le=1e7, allow_inf_nan=False, description="serve")
+    requests_per_hour: float | None = Field(None, gt=0, le=1e9, allow_inf_nan=False, description="serve")
+    requests_per_day: float | None = Field(None, gt=0, le=1e10, allow_inf_nan=False, description="serve")
+    think_time_s: float | None = Field(None, ge=0, le=86_400, allow_inf_nan=False,
+                                       description="serve: seconds between a reply and the user's next request")
+    peak_factor: float | None = Field(None, ge=1, le=100, allow_inf_nan=False, description="serve: peak / average rate")
+    prompt_tokens: int | None = Field(None, ge=1, le=10_000_000, description="serve: prompt tokens per request")
+    output_tokens: int | None = Field(None, ge=1, le=10_000_000, description="serve: output tokens per request")
+    production: bool = Field(False, description="production, compliance or regulated data: datacenter GPUs from "
+                                                "non-marketplace providers only")
     precisions: tuple[str, ...] = Field(("bf16",), description="weight precisions allowed, tried in order")
     engine: str = "vllm"
     # fine-tuning
@@ -52,12 +67,25 @@ class RecommendRequest(BaseModel):
     objective: Literal["cheapest", "fastest", "value"] = "cheapest"
     top_n: int = Field(5, ge=1, le=50)
 
+    @property
+    def traffic(self) -> TrafficRequest | None:
+        """The stated traffic (tools.load), None when no rate or users online is given."""
+        given = {k: getattr(self, k) for k in TRAFFIC_FIELDS if getattr(self, k) is not None}
+        return TrafficRequest(**given) if given.keys() - {"peak_factor", "think_time_s"} else None
+
+    def request_shape(self) -> tuple[int, int]:
+        """(prompt, output) tokens per request: as given, else context_tokens split 3/4 prompt, 1/4 output."""
+        prompt = self.prompt_tokens or max(1, self.context_tokens * 3 // 4)
+        return prompt, self.output_tokens or max(1, self.context_tokens - prompt)
+
 
 class Recommendation(BaseModel):
     status: Literal["ok", "needs_input", "nothing_fits"]
     missing: list[str] = []
     options: list[dict[str, Any]] = []
     ruled_out: list[dict[str, Any]] = []
+    rejected: list[dict[str, str]] = []  # every option not offered: {option, reason}
+    not_in_data: list[str] = []  # providers, GPUs or regions named that the price data does not hold, in words
     suggestions: list[str] = []
     chart: dict[str, list] = {}
     assumptions: list[str] = []
@@ -71,7 +99,7 @@ def _cheapest(offers: list[GpuOffer], key: str) -> GpuOffer | None:
 
 def recommend(a: ModelArch, req: RecommendRequest, offers: list[GpuOffer], gpus: dict[str, GpuSpec],
               engine: EngineProfile, mfu_table: dict[str, tuple[float, str]],
-              billing: dict[str, BillingPolicy]) -> Recommendation:
+              billing: dict[str, BillingPolicy], marketplaces: frozenset[str] = frozenset()) -> Recommendation:
     """Rank GPU configurations (type x count) from the offers for the goal in `req`.
 
     Args:
@@ -79,7 +107,7 @@ def recommend(a: ModelArch, req: RecommendRequest, offers: list[GpuOffer], gpus:
         req: the goal and preferences.
         offers: candidate offers (already filtered by provider/region by the caller).
         gpus: GPU catalog by id. engine: serving engine profile. mfu_table: training utilisation.
-        billing: billing policy per provider.
+        billing: billing policy per provider. marketplaces: providers that are marketplaces of hosts.
 
     Returns:
         Recommendation with ranked options, what was ruled out and why, and chart series.
@@ -96,9 +124,11 @@ def recommend(a: ModelArch, req: RecommendRequest, offers: list[GpuOffer], gpus:
             groups.setdefault((o.gpu_id, o.gpu_count), []).append(o)
     options: list[dict[str, Any]] = []
     ruled: dict[str, dict[str, Any]] = {}
+    rejected: list[dict[str, str]] = []
     fits_with: dict[str, int] = {}  # smallest GPU count that fits, per GPU type
 
     def rule_out(gid: str, n: int, reason: str, cite: str = "") -> None:
+        rejected.append({"option": f"{n} x {gpus[gid].name}", "reason": reason})
         key = gid
         # keep the most informative reason per GPU type: the largest count tried
         if key not in ruled or ruled[key]["gpu_count"] <= n:
@@ -108,16 +138,26 @@ def recommend(a: ModelArch, req: RecommendRequest, offers: list[GpuOffer], gpus:
         g = gpus[gid]
         if gid in fits_with and n > fits_with[gid]:
             continue  # ga-32: a bigger box than the model needs is not an option
-        mem_gb = next((o.gpu_memory_gb for o in group if o.gpu_memory_gb), None) or g.memory_gb
+        mem_gb = g.memory_gb or next((o.gpu_memory_gb for o in group if o.gpu_memory_gb), None)
         if not mem_gb:
             rule_out(gid, n, f"{g.name}: memory unknown in the GPU data")
             continue
+        nvlink = any(o.nvlink for o in group)
+        why = reject_reason(a, g, n, nvlink, req.workload == "serve", req.production)
+        if why:
+            rule_out(gid, n, why, "ga-09" if "NVLink" in why else "")
+            continue
+        if req.production and all(o.provider in marketplaces for o in group):
+            rule_out(gid, n, f"{n} x {g.name}: offered only by marketplaces of hosts "
+                             f"({', '.join(sorted({o.provider for o in group}))}); production asks for a cloud provider")
+            continue
+        if req.production:
+            group = [o for o in group if o.provider not in marketplaces]
         od = _cheapest(group, "price_usd_per_hour")
         sp = _cheapest(group, "spot_price_usd_per_hour") if req.spot_allowed else None
         if od is None and sp is None:
             rule_out(gid, n, f"{n} x {g.name}: no on-demand price" + ("" if req.spot_allowed else " (spot not allowed)"))
             continue
-        nvlink = any(o.nvlink for o in group)
         try:
             opt = (_serve_option if req.workload == "serve" else _train_option)(
                 a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billing)
@@ -129,9 +169,11 @@ def recommend(a: ModelArch, req: RecommendRequest, offers: list[GpuOffer], gpus:
             continue
         fits_with.setdefault(gid, n)
         ruled.pop(gid, None)
+        opt["drawbacks"] = drawbacks(g, n, nvlink, opt["offer"]["provider"] in marketplaces)
         options.append(opt)
 
-    return _ranked(a, req, options, ruled)
+    rec = _ranked(a, req, options, ruled)
+    return rec.model_copy(update={"rejected": rejected + rec.rejected})
 
 
 def _ranked(a: ModelArch, req: RecommendRequest, options: list[dict[str, Any]],
@@ -140,8 +182,17 @@ def _ranked(a: ModelArch, req: RecommendRequest, options: list[dict[str, Any]],
     key = {"cheapest": lambda o: (o["rank_cost"], -o["rank_speed"]),
            "fastest": lambda o: (-o["rank_speed"], o["rank_cost"]),
            "value": lambda o: (o["rank_value"], o["rank_cost"])}[req.objective]
-    options.sort(key=lambda o: (*key(o), o["gpu_count"], o["offer"]["provider"]))
+    crit = {"cheapest": lambda o: o["rank_cost"], "fastest": lambda o: -o["rank_speed"],
+            "value": lambda o: o["rank_value"]}[req.objective]
+    options = order(options, crit, lambda o: (*key(o), o["gpu_count"], o["offer"]["provider"]))
     top = options[: req.top_n]
+    lower = [{"option": f"{o['gpu_count']} x {o['gpu']} ({o['offer']['provider']})",
+              "reason": "ranked after the single-GPU options: " + "; ".join(o["drawbacks"] or ["tensor parallelism"])}
+             for o in options if o["tier"] and options[0]["tier"] == 0 and o in top]
+    for o in top:
+        if o["drawbacks"]:
+            o["reasons"].append("Drawback: " + "; ".join(o["drawbacks"]) + (
+                f" (listed this high as {o['promoted_because']})." if o.get("promoted_because") else "."))
     for i, o in enumerate(top, 1):
         o["rank"] = i
     ruled_list = sorted(ruled.values(), key=lambda r: r["gpu"])
@@ -160,8 +211,13 @@ def _ranked(a: ModelArch, req: RecommendRequest, options: list[dict[str, Any]],
         "A bigger instance of the same GPU is not listed once a smaller one fits (guide ga-32).",
         "Speeds and times are estimates; prices are the catalog's cheapest matching offer (see its date).",
     ]
+    assumptions.append("Deployable first: one GPU before tensor parallelism, NVLink for more than 2 GPUs, degrees "
+                       "that divide the attention and KV heads; several GPUs first only at "
+                       f"{CLEARLY_CHEAPER:.0%} of the best single GPU's cost or less, with its drawback said.")
+    if req.production:
+        assumptions.append("Production: datacenter GPUs from cloud providers only (no consumer cards, no marketplaces).")
     return Recommendation(status=status, options=top, ruled_out=ruled_list, suggestions=suggestions, chart=chart,
-                          assumptions=assumptions, citations=citations)
+                          assumptions=assumptions, citations=citations, rejected=lower)
 
 
 def _fit(a: ModelArch, vreq: VramRequest, g: GpuSpec, n: int, mem_gb: float) -> tuple[Any, bool, str]:
@@ -174,37 +230,34 @@ def _fit(a: ModelArch, vreq: VramRequest, g: GpuSpec, n: int, mem_gb: float) -> 
 def _serve_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billing) -> dict[str, Any]:
     if n > 1 and req.needs_nvlink and not nvlink:
         return {"ruled_out": f"{n} x {g.name}: no NVLink between the GPUs (you asked for it)", "citation": "ga-09"}
-    if n > 1 and a.num_attention_heads % n:
-        return {"ruled_out": f"{n} x {g.name}: {n} does not divide {a.num_attention_heads} attention heads"}
-    last_why = ""
+    last_why, (prompt, output) = "", req.request_shape()
+    ctx = prompt + output if req.prompt_tokens or req.output_tokens else req.context_tokens
     for prec in req.precisions:
         users = req.concurrent_users or 1
         vreq = VramRequest(method="inference", weight_precision=prec, batch=users,
-                           seq_len=req.context_tokens, gpus=n, tensor_parallel=n, prefill_chunk_tokens=8192)
+                           seq_len=ctx, gpus=n, tensor_parallel=n, prefill_chunk_tokens=8192)
         est, ok, why = _fit(a, vreq, g, n, mem_gb)
         if not ok:
             last_why = f"{n} x {g.name}: does not fit at {prec}, {why}"
             continue
-        prompt = max(1, req.context_tokens * 3 // 4)
+        price = od.price_usd_per_hour if od else None
+        econ, users, est = _traffic_fit(a, g, engine, ServingRequest(
+            precision=prec, prompt_tokens=prompt, output_tokens=output, gpus=n,
+            concurrent_users=req.concurrent_users, gpu_memory_gb=mem_gb,
+            headroom_fraction=HEADROOM, traffic=req.traffic), vreq, n, mem_gb,
+            price, sp.spot_price_usd_per_hour if sp else None, users, est)
         spd = estimate_speed(a, g, engine, SpeedRequest(precision=prec, batch=users,
-                                                        prompt_tokens=prompt, output_tokens=max(1, req.context_tokens - prompt),
-                                                        gpus=n))
+                                                        prompt_tokens=prompt, output_tokens=output, gpus=n))
         if req.min_tokens_per_s_per_user and spd.decode_tokens_per_s < req.min_tokens_per_s_per_user:
             last_why = (f"{n} x {g.name}: {spd.decode_tokens_per_s:.0f} tokens/s per user at {prec}, "
                         f"below the {req.min_tokens_per_s_per_user:g} asked")
             continue
-        price = od.price_usd_per_hour if od else None
-        econ = serving_economics(a, g, engine, ServingRequest(
-            precision=prec, prompt_tokens=prompt, output_tokens=max(1, req.context_tokens - prompt), gpus=n,
-            concurrent_users=req.concurrent_users, gpu_memory_gb=(od or sp).gpu_memory_gb or mem_gb,
-            headroom_fraction=HEADROOM),
-            price, sp.spot_price_usd_per_hour if sp else None)
         at = econ.at_load
         offer = od or sp
         kv = est.components_gb.get("kv_cache", 0.0)
         w = est.components_gb.get("weights", 0.0)
         reasons = [f"Fits: {est.total_gb:.1f} GB per GPU of {mem_gb:.1f} GB at {prec} "
-                   f"(weights {w:.1f} GB, KV cache {kv:.1f} GB for {users} x {req.context_tokens:,} tokens) [ga-31]."]
+                   f"(weights {w:.1f} GB, KV cache {kv:.1f} GB for {users} x {ctx:,} tokens) [ga-31]."]
         cites = ["ga-31"]
         if kv >= 0.5 * w:
             reasons.append(f"The KV cache ({kv:.1f} GB) is {kv / w:.0%} of the weights: long contexts and many users "
@@ -222,11 +275,13 @@ def _serve_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billi
             reasons.append(f"{prec.upper()} weights halve or quarter the bytes each token reads, so the model fits and runs faster [ga-08].")
             cites.append("ga-08")
         if at.usd_per_million_tokens is not None and econ.monthly_usd is not None:
-            load = (f"{at.batch} concurrent users" if at.basis == "concurrent_users"
-                    else f"full load (batch {at.batch}, the throughput-optimal batch that fits)")
+            load = {"concurrent_users": f"{at.batch} concurrent users",
+                    "traffic": f"the traffic's load (batch {at.batch})"}.get(
+                at.basis, f"full load (batch {at.batch}, the throughput-optimal batch that fits)")
             reasons.append(f"${at.usd_per_million_tokens:.3f} per million tokens at {load}, "
                            f"${econ.batch_1.usd_per_million_tokens:.3f} at batch 1; "
                            f"${econ.monthly_usd:,.0f} a month always on (${price:.2f}/h, {offer.provider}).")
+        reasons += _load_reasons(econ, n, g)
         if sp:
             reasons.append("Spot would be cheaper but is risky for a user-facing endpoint that must stay up [ga-34].")
             cites.append("ga-34")
@@ -241,13 +296,41 @@ def _serve_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billi
             "usd_per_million_tokens": at.usd_per_million_tokens, "monthly_usd": econ.monthly_usd,
             "spot_usd_per_million_tokens": at.spot_usd_per_million_tokens,
             "usd_per_million_tokens_batch_1": econ.batch_1.usd_per_million_tokens,
-            "serving_basis": at.basis, "serving_batch": at.batch,
+            "serving_basis": at.basis, "serving_batch": at.batch, "replicas": econ.replicas,
+            "load": econ.load.model_dump() if econ.load else None,
+            "usd_per_million_tokens_served": econ.usd_per_million_tokens_served, "busy_fraction": econ.busy_fraction,
+            "tight": est.total_gb > mem_gb * (1 - HEADROOM), "headroom_pct": 100 * (mem_gb - est.total_gb) / mem_gb,
+            "gpu_memory_display": g.memory_display,
             "tokens_per_s_at_serving_batch": at.aggregate_tokens_per_s,
             "offer": _offer(offer), "nvlink": nvlink, "reasons": reasons, "citations": cites,
             "rank_cost": econ.monthly_usd if econ.monthly_usd is not None else math.inf, "rank_speed": spd.aggregate_tokens_per_s,
-            "rank_value": cost_rank,
+            "rank_value": econ.usd_per_million_tokens_served or cost_rank,
         }
     return {"ruled_out": last_why or f"{n} x {g.name}: does not fit"}
+
+
+def _load_reasons(econ, n: int, g: GpuSpec) -> list[str]:
+    """The traffic's load and the $ per million tokens served, as reasons (none without traffic)."""
+    if econ.load is None:
+        return []
+    out = [econ.load.assumption + (f" {econ.replicas} replicas of {n} x {g.name}." if econ.replicas > 1 else "")]
+    if econ.usd_per_million_tokens_served is not None:
+        out.append(f"${econ.usd_per_million_tokens_served:.3f} per million tokens served, always on "
+                   f"(idle time counted; busy {econ.busy_fraction or 0:.0%} of the time).")
+    return out
+
+
+def _traffic_fit(a, g, engine, sreq, vreq, n, mem_gb, price, spot, users, est):
+    """Serving economics, and with traffic the per-replica batch it picked, lowered (more replicas) until
+    the memory estimate leaves HEADROOM free: the KV-cache bound and the full estimate can differ by one."""
+    econ = serving_economics(a, g, engine, sreq, price, spot)
+    while econ.load is not None and econ.at_load.batch != users:
+        users = econ.at_load.batch
+        est, ok, _ = _fit(a, vreq.model_copy(update={"batch": users}), g, n, mem_gb)
+        if ok or users <= 1:
+            break
+        econ = serving_economics(a, g, engine, sreq.model_copy(update={"max_batch": users - 1}), price, spot)
+    return econ, users, est
 
 
 def _train_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billing) -> dict[str, Any]:
@@ -282,8 +365,12 @@ def _train_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billi
     if sp:
         spot_cost = spot_expectation(tt.hours, sp.spot_price_usd_per_hour, SpotAssumptions())["cost_usd"]
     best_cost = min(c for c in (cost, spot_cost) if c is not None)
+    job = job_totals(JobRequest(units=tt.total_tokens, unit="tokens", units_per_s=tt.tokens_per_s / n,
+                                deadline_hours=req.deadline_hours, gpus=None if req.deadline_hours else n,
+                                gpus_per_instance=n))
     if req.deadline_hours and tt.hours > req.deadline_hours:
-        return {"ruled_out": f"{n} x {g.name}: about {tt.hours:.1f} h, past the {req.deadline_hours:g} h deadline"}
+        return {"ruled_out": f"{n} x {g.name}: about {tt.hours:.1f} h, past the {req.deadline_hours:g} h deadline "
+                             f"({job.gpus} GPUs, {job.instances} such instances, would meet it: {job.formula})"}
     if req.budget_usd and best_cost > req.budget_usd:
         return {"ruled_out": f"{n} x {g.name}: about ${best_cost:,.0f}, over the ${req.budget_usd:,.0f} budget"}
     reasons = [f"Fits: {est.total_gb:.1f} GB per GPU of {mem_gb:.1f} GB for {method} "
@@ -316,7 +403,7 @@ def _train_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billi
         "gpu": g.name, "gpu_id": g.id, "gpu_count": n, "method": method, "fits": True,
         "vram_per_gpu_gb": est.total_gb, "gpu_memory_gb": mem_gb, "headroom_gb": mem_gb - est.total_gb,
         "memory_components_gb": est.components_gb, "tokens_per_s": tt.tokens_per_s, "hours": tt.hours,
-        "gpu_hours": tt.gpu_hours, "price_usd_per_hour": price, "grad_checkpointing": ckpt,
+        "gpu_hours": tt.gpu_hours, "price_usd_per_hour": price, "grad_checkpointing": ckpt, "job": job.model_dump(),
         "spot_price_usd_per_hour": sp.spot_price_usd_per_hour if sp else None,
         "job_cost_usd": cost, "spot_job_cost_usd": spot_cost, "offer": _offer(offer), "spot_offer": _offer(sp) if sp else None,
         "nvlink": nvlink, "reasons": reasons, "citations": cites,

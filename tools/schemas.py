@@ -151,6 +151,10 @@ class GpuSpec(BaseModel):
                                       "usual efficiency, where published measurements show it falls short (fitted by "
                                       "benchmarks/calibrate_speed.py, rows in decode_bw_source); None = no shortfall known")
     decode_bw_source: str = ""
+    usable_memory_gib: float | None = Field(
+        None, gt=0, description="GiB a framework can allocate: the total nvidia-smi reports (ECC and driver "
+                                "reservations already taken off); None = unknown (the vendor figure is used)")
+    usable_memory_source: str = Field("", description="the nvidia-smi output cited, or 'derived: <rule>'")
 
     @property
     def sustained_tensor_tflops(self) -> float | None:
@@ -163,8 +167,24 @@ class GpuSpec(BaseModel):
 
     @property
     def memory_gb(self) -> float | None:
-        """Memory in decimal GB (10^9 bytes)."""
-        return None if self.memory_gib is None else self.memory_gib * 2**30 / 1e9
+        """Usable memory in decimal GB (10^9 bytes), the figure every fit compares against:
+        usable_memory_gib x 2^30 / 10^9 (the vendor's GiB where no usable figure is known)."""
+        gib = self.usable_memory_gib or self.memory_gib
+        return None if gib is None else gib * 2**30 / 1e9
+
+    @property
+    def marketing_memory_gb(self) -> float | None:
+        """The vendor's "GB" label ("80 GB", "24 GB"), for display only: vendors count GiB."""
+        return self.memory_gib
+
+    @property
+    def memory_display(self) -> str:
+        """"T4, 16 GB; 15 GiB usable": the vendor's size and what nvidia-smi leaves to allocate."""
+        if self.memory_gib is None:
+            return f"{self.name}, memory unknown"
+        if self.usable_memory_gib is None:
+            return f"{self.name}, {self.memory_gib:g} GB"
+        return f"{self.name}, {self.memory_gib:g} GB; {self.usable_memory_gib:.1f} GiB usable".replace(".0 GiB", " GiB")
 
     @property
     def is_hbm(self) -> bool:
@@ -178,29 +198,57 @@ class GpuSpec(BaseModel):
 
     def as_gpu_memory(self) -> "GpuMemory | None":
         gb = self.memory_gb
-        return None if gb is None else GpuMemory(name=self.name, memory_gb=gb)
+        return None if gb is None else GpuMemory(name=self.name, memory_gb=gb,
+                                                 marketing_memory_gb=self.marketing_memory_gb,
+                                                 source=self.usable_memory_source)
+
+
+TIGHT_HEADROOM_FRACTION = 0.05  # a fit leaving under 5 % of usable memory free is tight (fragmentation, spikes)
 
 
 class GpuMemory(BaseModel):
-    """The part of a GPU the VRAM verdict needs: its name and memory."""
+    """The part of a GPU the VRAM verdict needs: its name and usable memory (GB), with the vendor's
+    label and the usable figure's source when the GPU is a catalog one."""
 
     name: str
     memory_gb: float = Field(gt=0)
+    marketing_memory_gb: float | None = Field(None, description="the vendor's 'GB' label, display only")
+    source: str = ""
+
+    def sentence(self) -> str:
+        """The assumption an answer states about the memory a fit was judged against."""
+        gib = self.memory_gb * 1e9 / 2**30
+        if self.marketing_memory_gb is None or not self.source:
+            return (f"{self.name}: {gib:g} GiB as the vendor states it = {self.memory_gb:.1f} GB; fits means the "
+                    "total, CUDA context included, is within it.")
+        return (f"{self.name}: a {self.marketing_memory_gb:g} GB card; {gib:.1f} GiB = {self.memory_gb:.1f} GB usable, "
+                "the total nvidia-smi reports (ECC and driver reservations already off"
+                + ("; derived" if self.source.startswith("derived") else "") + "); fits means the total, "
+                "CUDA context included, is within it, and under 5 % left free is tight.")
 
 
 class FitVerdict(BaseModel):
     gpu: str
-    gpu_memory_gb: float
+    gpu_memory_gb: float  # usable memory (nvidia-smi's total), GB
     fits: bool
     headroom_gb: float
     headroom_pct: float
+    tight: bool = False
+    marketing_memory_gb: float | None = None
+    usable_memory_source: str = ""
+    margin_levers: list[dict[str, Any]] = []
 
     @classmethod
-    def of(cls, total_gb: float, gpu_name: str, gpu_memory_gb: float) -> "FitVerdict":
-        """Headroom = GPU memory - estimated total (GB and % of the card); fits when headroom >= 0."""
+    def of(cls, total_gb: float, gpu_name: str, gpu_memory_gb: float, marketing_memory_gb: float | None = None,
+           source: str = "") -> "FitVerdict":
+        """Headroom = usable GPU memory - estimated total (GB and % of the card); fits when headroom >= 0;
+        tight when it fits with under TIGHT_HEADROOM_FRACTION (5 %) of the memory free."""
         head = gpu_memory_gb - total_gb
-        return cls(gpu=gpu_name, gpu_memory_gb=round(gpu_memory_gb, 2), fits=head >= 0,
-                   headroom_gb=round(head, 2), headroom_pct=round(100 * head / gpu_memory_gb, 1))
+        fits = head >= 0
+        return cls(gpu=gpu_name, gpu_memory_gb=round(gpu_memory_gb, 2), fits=fits,
+                   headroom_gb=round(head, 2), headroom_pct=round(100 * head / gpu_memory_gb, 1),
+                   tight=fits and head < TIGHT_HEADROOM_FRACTION * gpu_memory_gb,
+                   marketing_memory_gb=marketing_memory_gb, usable_memory_source=source)
 
 
 class VramRequest(BaseModel):
@@ -445,4 +493,5 @@ class PriceResult(BaseModel):
     gpu_forms: list[str] = []  # the GPU catalog names a --gpu value covered (e.g. A100 80GB SXM and PCIe)
     regions_matched: list[str] = []  # the region names a --region value matched, sorted
     region_note: str = ""
+    not_in_data: list[str] = []  # a provider or GPU named that the price data does not hold, in words
 

@@ -20,6 +20,7 @@ from typing import Any, Callable, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from tools.cost import ENGINE_MAX_NUM_SEQS, BillingPolicy, Finding
+from tools.jobs import JobRequest, job_totals
 from tools.errors import InvalidInput
 from tools.schemas import MAX_SEQ_LEN, GpuOffer, GpuSpec, ModelArch, VramEstimate, VramRequest
 from tools.throughput import EngineProfile
@@ -205,7 +206,7 @@ def min_gpu_memory(a: ModelArch, req: VramRequest, gpus: list[GpuSpec], headroom
 
 def best_gpu_by_cost(a: ModelArch, req: Any, offers: list[GpuOffer], gpus: dict[str, GpuSpec],
                      engine: EngineProfile, mfu_table: dict[str, tuple[float, str]],
-                     billing: dict[str, BillingPolicy]) -> SolveResult:
+                     billing: dict[str, BillingPolicy], marketplaces: frozenset[str] = frozenset()) -> SolveResult:
     """The GPU configuration with the best cost: $ per million tokens (serving) or the cheapest
     complete fine-tuning run (USD), over the offers given.
 
@@ -213,27 +214,30 @@ def best_gpu_by_cost(a: ModelArch, req: Any, offers: list[GpuOffer], gpus: dict[
     Method: tools.recommend.recommend with objective "value" (fit with 5 % headroom, speed,
     billing, spot when allowed): serving ranks by $/M tokens at the load or the throughput-optimal
     batch (tools.cost.serving_economics); fine-tuning by the job's billed cost. `req` is a
-    tools.recommend.RecommendRequest. No database access: offers and specs are arguments.
+    tools.recommend.RecommendRequest (its deployability rules apply: tools.deployable; `marketplaces`
+    names the providers that are marketplaces of hosts). No database access: offers and specs are arguments.
     """
     from tools.recommend import recommend  # recommend imports tools.cost; imported here to keep solve light
 
     rec = recommend(a, req.model_copy(update={"objective": "value", "top_n": max(req.top_n, 5)}), offers, gpus,
-                    engine, mfu_table, billing)
+                    engine, mfu_table, billing, marketplaces)
     if not rec.options:
         return SolveResult(unknown="best_gpu_by_cost", value=None, unit="", solved=False, config={},
                            limited_by="nothing_fits", details={"ruled_out": rec.ruled_out,
-                                                               "suggestions": rec.suggestions})
+                                                               "suggestions": rec.suggestions,
+                                                               "rejected": rec.rejected})
     best = rec.options[0]
     serve = req.workload == "serve"
     keep = ("gpu", "gpu_id", "gpu_count", "precision", "method", "offer", "price_usd_per_hour", "serving_basis",
             "serving_batch", "usd_per_million_tokens", "usd_per_million_tokens_batch_1", "job_cost_usd",
-            "spot_job_cost_usd", "hours", "grad_checkpointing")
+            "spot_job_cost_usd", "hours", "grad_checkpointing", "replicas", "usd_per_million_tokens_served",
+            "drawbacks", "job")
     return SolveResult(unknown="best_gpu_by_cost", value=best["rank_value"],
                        unit="usd_per_million_tokens" if serve else "usd", solved=True,
                        config={k: best[k] for k in keep if k in best}, memory_gb=best["vram_per_gpu_gb"],
                        gpu_memory_gb=best["gpu_memory_gb"], limited_by="cost",
                        details={"runners_up": [{k: o[k] for k in keep if k in o} | {"value": o["rank_value"]}
-                                               for o in rec.options[1:4]]})
+                                               for o in rec.options[1:4]], "rejected": rec.rejected})
 
 
 class JobReplicasRequest(BaseModel):
@@ -272,12 +276,14 @@ class JobReplicasResult(BaseModel):
 
 def job_replicas(req: JobReplicasRequest) -> JobReplicasResult:
     """Replicas (and GPUs) a generation job needs to finish by its deadline: `replicas_for_deadline`
-    copies of the model, each on `gpus_per_replica` GPUs; hours = work / (replicas x rate)."""
+    copies of the model, each on `gpus_per_replica` GPUs; hours = work / (replicas x rate). The count is
+    tools.jobs.job_totals' (a copy is the unit of parallel work), the computation cost and recommend share."""
     if req.images is not None:
         work, rate_per_s = float(req.images), req.images_per_hour_per_replica / 3600
     else:
         work, rate_per_s = req.total_output_tokens, req.tokens_per_s_per_replica
-    n = replicas_for_deadline(work, rate_per_s, req.deadline_hours)
+    replicas_for_deadline(work, rate_per_s, req.deadline_hours)  # validates the three figures
+    n = job_totals(JobRequest(units=work, units_per_s=rate_per_s, deadline_hours=req.deadline_hours)).gpus  # copies
     return JobReplicasResult(replicas=n, gpus_total=n * req.gpus_per_replica, gpus_per_replica=req.gpus_per_replica,
                              deadline_hours=req.deadline_hours, hours_at_that_count=round(work / (n * rate_per_s * 3600), 3),
                              **req.model_dump(include={"total_output_tokens", "tokens_per_s_per_replica", "images",

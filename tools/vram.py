@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 from tools.architecture import ParamCounts, block_linears, count_params
 from tools.errors import InvalidCombination, InvalidInput
-from tools.schemas import FitVerdict, GpuMemory, MemoryComponent, ModelArch, VramEstimate, VramRequest
+from tools.schemas import (TIGHT_HEADROOM_FRACTION, FitVerdict, GpuMemory, MemoryComponent, ModelArch, VramEstimate,
+                           VramRequest)
 from tools.units import WeightFormat, bytes_to_gb, dtype_bytes, weight_format
 from tools.vram_explain import component_text, vram_assumptions
 
@@ -361,7 +362,11 @@ def estimate_vram(a: ModelArch, req: VramRequest, gpu: GpuMemory | None = None) 
     if not math.isfinite(total):
         raise InvalidCombination("the inputs are too large to compute a finite memory figure")
     counts = count_params(a)
-    fit = FitVerdict.of(total, gpu.name, gpu.memory_gb) if gpu is not None else None
+    fit = None
+    if gpu is not None:
+        fit = FitVerdict.of(total, gpu.name, gpu.memory_gb, gpu.marketing_memory_gb, gpu.source)
+        if fit.tight or (not fit.fits and total <= gpu.memory_gb * 1.1):
+            fit.margin_levers = margin_levers(a, req, gpu.memory_gb)
     return VramEstimate(
         total_gb=round(total, 6),
         components_gb={c.name: round(c.gb, 6) for c in comps},
@@ -375,6 +380,55 @@ def estimate_vram(a: ModelArch, req: VramRequest, gpu: GpuMemory | None = None) 
         assumptions=vram_assumptions(a, req, weight_format(req.resolved_weight_precision), counts),
         fit=fit,
     )
+
+
+def _total_gb(a: ModelArch, req: VramRequest) -> float:
+    return sum(bytes_to_gb(max(0.0, p.n_bytes)) for p in compute_vram_components(a, req))
+
+
+def _largest(a: ModelArch, req: VramRequest, field: str, hi: int, target_gb: float, step: int = 1) -> int | None:
+    """The largest value of `field` (a multiple of `step`, below `hi`) whose total is within target_gb."""
+    lo, best = 1, None
+    hi = (hi - 1) // step
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if _total_gb(a, req.model_copy(update={field: mid * step})) <= target_gb:
+            best, lo = mid * step, mid + 1
+        else:
+            hi = mid - 1
+    return best
+
+
+def margin_levers(a: ModelArch, req: VramRequest, gpu_memory_gb: float) -> list[dict]:
+    """The settings that leave TIGHT_HEADROOM_FRACTION (5 %) of usable memory free, for a tight fit.
+
+    Inference: an FP8 KV cache (half the bytes of a 16-bit one), and the longest context that leaves
+    the margin (the KV cache grows linearly with it; searched in steps of 256 tokens). Training: the
+    largest micro-batch that leaves it (activations grow with the batch), and activation checkpointing
+    when it is off. Each lever: code, params, total_gb and headroom_pct at that setting.
+    """
+    target = gpu_memory_gb * (1 - TIGHT_HEADROOM_FRACTION)
+    out: list[dict] = []
+
+    def add(code: str, params: dict, r: VramRequest) -> None:
+        t = _total_gb(a, r)
+        if t <= target:
+            out.append({"code": code, "params": params, "total_gb": round(t, 2),
+                        "headroom_pct": round(100 * (gpu_memory_gb - t) / gpu_memory_gb, 1)})
+
+    if req.method == "inference":
+        if req.kv_precision in ("fp16", "bf16"):
+            add("fp8_kv_cache", {"kv_precision": "fp8"}, req.model_copy(update={"kv_precision": "fp8"}))
+        ctx = _largest(a, req, "seq_len", req.seq_len, target, 256) if req.seq_len > 256 else None
+        if ctx:
+            add("shorter_context", {"seq_len": ctx}, req.model_copy(update={"seq_len": ctx}))
+        return out
+    b = _largest(a, req, "batch", req.batch, target) if req.batch > 1 else None
+    if b:
+        add("smaller_micro_batch", {"batch": b}, req.model_copy(update={"batch": b}))
+    if not req.resolved_grad_checkpointing:
+        add("grad_checkpointing", {"grad_checkpointing": True}, req.model_copy(update={"grad_checkpointing": True}))
+    return out
 
 
 def _inputs_dict(req: VramRequest) -> dict:

@@ -77,9 +77,7 @@ def vram(*, model: str | None = None, config: str | None = None, params_b: float
         gpu_mem = GpuMemory(name=f"a {gpu_memory_gb:g} GB GPU", memory_gb=gpu_memory_gb * 2**30 / 1e9)
     est = estimate_vram(arch, req, gpu_mem)
     if gpu_mem is not None:
-        gib = gpu_mem.memory_gb * 1e9 / 2**30
-        est.assumptions.append(f"{gpu_mem.name}: {gib:g} GiB as the vendor states it (nvidia-smi counts GiB) "
-                               f"= {gpu_mem.memory_gb:.1f} GB; fits means the total, CUDA context included, is within it.")
+        est.assumptions.append(gpu_mem.sentence())
     if note:
         est.assumptions.insert(0, note)
     return est

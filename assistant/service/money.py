@@ -58,19 +58,46 @@ def prices(**query: Any) -> PriceResult:
             raise InvalidInput("gpu", q.gpu, "a GPU name such as H100 or 'RTX 4090', or a comma list of them")
         ids, note, forms = price_gpu_ids(q.gpu)
     db = price_db()
+    absent: list[str] = []
     if q.provider is not None:
-        known = [p["provider"] for p in db.info()["providers"]]
-        asked = split_list(q.provider)
-        for p in asked or [q.provider]:
-            if p not in known:
-                raise InvalidInput("provider", q.provider, ", ".join(known))
+        kept, absent = providers_in_data(split_list(q.provider) or [q.provider])
+        q = q.model_copy(update={"provider": ",".join(kept)})
     if q.vendor is not None:
         vendors = sorted({g.vendor.lower() for g in load_gpus() if g.vendor})
         if q.vendor.strip().lower() not in vendors:
             raise InvalidInput("vendor", q.vendor, ", ".join(vendors))
     res = db.query(q, ids)
     res.gpu_note, res.gpu_forms = note, forms
+    if q.gpu is not None and not res.total_matches:
+        absent.append(f"No {q.gpu} offer" + (f" from {q.provider}" if q.provider else "")
+                      + (f" in {q.region}" if q.region else "") + f" is in the price data dated {_data_date()}")
+    res.not_in_data = absent
     return res
+
+
+def _data_date() -> str:
+    """The newest date the price data states (the date its answers cite)."""
+    dates = [p["as_of"] for p in price_db().info()["providers"] if p.get("as_of")]
+    return max(dates) if dates else "unknown"
+
+
+def providers_in_data(providers: list[str]) -> tuple[list[str], list[str]]:
+    """(the named providers the price data holds, a sentence for each it does not). A provider the project
+    knows (knowledge/providers.csv) that the data does not hold is said, never dropped silently; a name no
+    one knows (a typo), or none held at all, is refused naming the ones held.
+
+    Raises:
+        InvalidInput: not one of the names is in the price data.
+    """
+    known = sorted(p["provider"] for p in price_db().info()["providers"])
+    kept = [p.strip().lower() for p in providers if p.strip().lower() in known]
+    listed = set(load_providers())  # providers the project knows of, held in the price data or not
+    unknown = [p for p in providers if p.strip().lower() not in known and p.strip().lower() not in listed]
+    if not kept or unknown:
+        raise InvalidInput("provider", ", ".join(unknown or providers), ", ".join(known))
+    absent = [f"{p.strip()} is not in the price data dated {_data_date()}" for p in providers
+              if p.strip().lower() not in known]
+    return kept, absent
 
 
 def catalog_info() -> dict[str, Any]:
@@ -111,12 +138,14 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
          serve: bool = False, engine: str | None = None, precision: str | None = None, batch: int | None = None,
          prompt_tokens: int | None = None, output_tokens: int | None = None,
          storage_gb: float | None = None, months: float | None = None, egress_gb: float | None = None,
-         tokens_per_day: float | None = None, **spot: Any) -> dict[str, Any]:
+         tokens_per_day: float | None = None, traffic: dict[str, Any] | None = None, **spot: Any) -> dict[str, Any]:
     """What a job (or an always-on endpoint) costs on the cheapest matching offer.
 
     Resolves the offers, the provider's rates and the runtime (given, or from the training-time
     estimator), then calls tools.cost.cost_report (billing policy, spot, storage, egress, totals)
     and, for serving, tools.cost.serving_economics ($ per million tokens at batch 1 and at the load).
+    `traffic` (serving): tools.load.TrafficRequest fields; the batch is the concurrency they make (Little's
+    law), with replicas and the $ per million tokens served, idle time included.
 
     Raises:
         AdvisorError subclasses with user-facing messages.
@@ -160,7 +189,7 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
         if not has_model:
             raise InvalidCombination("serving cost needs the model (--model, --config or --params-b)")
         inputs |= _serving_inputs(model, config, params_b, gpu, n, engine, precision, batch, prompt_tokens,
-                                  output_tokens, offer, price, spot_offer)
+                                  output_tokens, offer, price, spot_offer, traffic)
         if tokens_per_day is not None:
             inputs["tokens_per_day"] = _finite_nonneg("tokens_per_day", tokens_per_day, 1e15) or None
     elif hrs is None:
@@ -175,7 +204,8 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
     else:
         inputs["runtime_hours"] = hrs
     rep = cost_report(CostInputs(**inputs))
-    head = {"as_of": res_od.as_of or res_spot.as_of, "stale": res_od.stale, "data_note": res_od.data_note}
+    head = {"as_of": res_od.as_of or res_spot.as_of, "stale": res_od.stale, "data_note": res_od.data_note,
+            "not_in_data": res_od.not_in_data}
     if not serve and hrs is None:
         head_keys = ("gpu", "gpus", "offer", "spot_offer")
         rep = {k: rep[k] for k in head_keys} | {"training": training} | {k: v for k, v in rep.items() if k not in head_keys}
@@ -184,17 +214,19 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
 
 def _serving_inputs(model: str | None, config: str | None, params_b: float | None, gpu: str, n: int,
                     engine: str | None, precision: str | None, batch: int | None, prompt_tokens: int | None,
-                    output_tokens: int | None, offer: Any, price: float | None, spot_offer: Any) -> dict[str, Any]:
+                    output_tokens: int | None, offer: Any, price: float | None, spot_offer: Any,
+                    traffic: dict[str, Any] | None = None) -> dict[str, Any]:
     """Serving economics for cost(): $/M tokens at batch 1 and at `batch` (or the best batch in memory)."""
     arch = resolve_model_arch(model, config, params_b)
     spec = resolve_gpu(gpu).gpu
     eng = resolve_engine(engine)
     shape = {k: v for k, v in (("precision", precision), ("prompt_tokens", prompt_tokens),
                                ("output_tokens", output_tokens)) if v is not None}
-    mem = (offer.gpu_memory_gb if offer is not None else None) or spec.memory_gb
+    mem = spec.memory_gb or (offer.gpu_memory_gb if offer is not None else None)
     sp = speed(model=model, config=config, params_b=params_b, gpu=gpu, gpus=n, engine=engine, precision=precision,
                batch=batch, prompt_tokens=prompt_tokens, output_tokens=output_tokens)  # validates; memory check
-    sreq = validated(ServingRequest, gpus=n, concurrent_users=batch, gpu_memory_gb=mem, **shape)
+    load = _traffic(traffic)
+    sreq = validated(ServingRequest, gpus=n, concurrent_users=batch, gpu_memory_gb=mem, traffic=load, **shape)
     econ = serving_economics(arch, spec, eng, sreq, price,
                              spot_offer.spot_price_usd_per_hour if spot_offer is not None else None)
     if econ.at_load.batch != sp.inputs["batch"]:
@@ -203,6 +235,27 @@ def _serving_inputs(model: str | None, config: str | None, params_b: float | Non
                    output_tokens=output_tokens)
     return {"serving": econ, "estimator_assumptions": sp.assumptions,
             "serving_info": {"engine": sp.engine, "bound": sp.bound, "memory": sp.memory}}
+
+
+def _traffic(traffic: dict[str, Any] | None) -> Any:
+    """A validated tools.load.TrafficRequest from the given fields (None when none is given)."""
+    from tools.load import TrafficRequest
+
+    given = {k: v for k, v in (traffic or {}).items() if v is not None}
+    return validated(TrafficRequest, **given) if given else None
+
+
+def job_totals(**job: Any) -> Any:
+    """A batch job's totals (tools.jobs.job_totals): N units at a rate per GPU -> GPU-hours, the GPUs the
+    deadline needs, the wall time and the cost. Fields: units, unit, seconds_per_unit | units_per_s,
+    deadline_hours, gpus, gpus_per_instance, overhead_hours, price_usd_per_gpu_hour.
+
+    Raises:
+        AdvisorError subclasses naming the value and what is accepted.
+    """
+    from tools.jobs import JobRequest, job_totals as _job_totals
+
+    return _job_totals(validated(JobRequest, **{k: v for k, v in job.items() if v is not None}))
 
 
 def transfer_cost(*, provider: str, egress_gb: float | None = None, storage_gb: float | None = None,

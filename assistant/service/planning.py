@@ -12,7 +12,7 @@ from knowledge.catalog import is_image_pipeline
 from tools.errors import InvalidCombination, InvalidInput
 from tools.schemas import PriceQuery, validated
 from assistant.service.models import _sizing, resolve_model_arch
-from assistant.service.money import _offers_and_billing, price_db
+from assistant.service.money import _offers_and_billing, price_db, providers_in_data
 
 
 def guide(question: str, lang: str | None = None, k: int = 3) -> list[Any]:
@@ -58,14 +58,33 @@ def recommend(*, model: str | None = None, config: str | None = None, params_b: 
             except KeyError:
                 raise InvalidInput("precision", p, "bf16, fp16, fp8, int8, int4, q4_k_m, q8_0 ...") from None
     req = validated(RecommendRequest, **{k: v for k, v in goal.items() if v is not None})
+    if req.workload == "serve":
+        validated_traffic(req)
     eng = resolve_engine(req.engine)
+    providers, absent = providers_in_data(providers) if providers else (providers, [])
     offers, data_note, gpus, billing = _offers_and_billing(providers, regions)
-    rec = _recommend(arch, req, offers, gpus, eng, load_training_efficiency(), billing)
+    rec = _recommend(arch, req, offers, gpus, eng, load_training_efficiency(), billing, _marketplaces())
+    rec.not_in_data = absent + rec.not_in_data
     dates = sorted({o["offer"]["as_of"] for o in rec.options if o["offer"]["as_of"]})
     rec.assumptions.append(data_note if offers else "No offer matched the provider/region filters.")
     if arch.rough:
         rec.assumptions.insert(0, "Only the parameter count was given: a Llama-like shape was assumed.")
     return rec.model_copy(update={"chart": rec.chart | {"as_of": dates}})
+
+
+def validated_traffic(req: Any) -> Any:
+    """The request's traffic (tools.load.TrafficRequest), validated with a message naming the values."""
+    from tools.load import TRAFFIC_FIELDS, TrafficRequest
+
+    given = {k: getattr(req, k) for k in TRAFFIC_FIELDS if getattr(req, k) is not None}
+    return validated(TrafficRequest, **given) if given.keys() - {"peak_factor", "think_time_s"} else None
+
+
+def _marketplaces() -> frozenset[str]:
+    """Providers that are marketplaces of third-party hosts (knowledge/providers.csv `marketplace`)."""
+    from knowledge.catalog import load_providers
+
+    return frozenset(p for p, f in load_providers().items() if str(f.get("marketplace", "")).lower() == "yes")
 
 
 def solve(*, unknown: str, model: str | None = None, config: str | None = None, params_b: float | None = None,
@@ -87,9 +106,11 @@ def solve(*, unknown: str, model: str | None = None, config: str | None = None, 
 
         arch = resolve_model_arch(model, config, params_b)
         req = validated(RecommendRequest, **{k: v for k, v in request.items() if v is not None})
+        providers, absent = providers_in_data(providers) if providers else (providers, [])
         offers, _, gpus, billing = _offers_and_billing(providers, regions)
-        return s.best_gpu_by_cost(arch, req, offers, gpus, resolve_engine(req.engine), load_training_efficiency(),
-                                  billing)
+        res = s.best_gpu_by_cost(arch, req, offers, gpus, resolve_engine(req.engine), load_training_efficiency(),
+                                 billing, _marketplaces())
+        return res.model_copy(update={"details": res.details | ({"not_in_data": absent} if absent else {})})
     from tools.levers import apply_practitioner_defaults
 
     solvers = {"max_context": s.max_context_that_fits, "max_batch": s.max_batch_that_fits}

@@ -26,25 +26,27 @@ W_8B_GB = 8_030_261_248 * 2 / 1e9
 
 
 def test_max_context_of_llama_3_1_8b_bf16_on_one_l4():
-    # total(s) = 1.05 x (16.0605 + s x (131,072 + 126,976) B + 513,024 B) + 0.5 <= 25.7698 GB
-    # s <= ((25.7698 - 0.5) / 1.05 - 16.0605 - 0.000513) / 0.000258048 = 31,023.08 -> 31,023 tokens
-    by_hand = ((24 * 2**30 / 1e9 - 0.5) / 1.05 - W_8B_GB - 513_024 / 1e9) / (258_048 / 1e9)
-    assert int(by_hand) == 31_023
+    # The L4's usable memory is the 23,034 MiB nvidia-smi reports = 24.1527 GB (not 24 GiB = 25.77 GB).
+    # total(s) = 1.05 x (16.0605 + s x (131,072 + 126,976) B + 513,024 B) + 0.5 <= 24.1527 GB
+    # s <= ((24.1527 - 0.5) / 1.05 - 16.0605 - 0.000513) / 0.000258048 = 25,055.6 -> 25,055 tokens
+    by_hand = ((23_034 * 2**20 / 1e9 - 0.5) / 1.05 - W_8B_GB - 513_024 / 1e9) / (258_048 / 1e9)
+    assert int(by_hand) == 25_055
     r = max_context_that_fits(L8B, VramRequest(), GPUS["l4"].memory_gb)
-    assert r.solved and r.value == 31_023 and r.unit == "tokens"
+    assert r.solved and r.value == 25_055 and r.unit == "tokens"
     assert r.limited_by == "kv_cache"  # the KV cache grows fastest with the context
-    assert r.memory_gb <= GPUS["l4"].memory_gb < estimate_vram(L8B, VramRequest(seq_len=31_024)).total_gb
-    assert r.config["seq_len"] == 31_023 and r.config["weight_precision"] == "bf16"
+    assert r.memory_gb <= GPUS["l4"].memory_gb < estimate_vram(L8B, VramRequest(seq_len=25_056)).total_gb
+    assert r.config["seq_len"] == 25_055 and r.config["weight_precision"] == "bf16"
 
 
 def test_max_concurrent_users_at_8k_on_an_l40s():
     # per sequence of 8,192 tokens: KV 8,192 x 131,072 B = 1.0737 GB (+ 513,024 B of logits);
     # fixed: 16.0605 GB weights + 8,192 x 126,976 B = 1.0402 GB prefill workspace;
-    # b <= ((51.5396 - 0.5) / 1.05 - 16.0605 - 1.0402) / 1.07425 = 29.33 -> 29 users
-    by_hand = ((48 * 2**30 / 1e9 - 0.5) / 1.05 - W_8B_GB - 8192 * 126_976 / 1e9) / ((8192 * 131_072 + 513_024) / 1e9)
-    assert int(by_hand) == 29
+    # usable: the 46,068 MiB nvidia-smi reports = 48.3055 GB (ECC on; 48 GiB would be 51.54 GB)
+    # b <= ((48.3055 - 0.5) / 1.05 - 16.0605 - 1.0402) / 1.07425 = 26.46 -> 26 users
+    by_hand = ((46_068 * 2**20 / 1e9 - 0.5) / 1.05 - W_8B_GB - 8192 * 126_976 / 1e9) / ((8192 * 131_072 + 513_024) / 1e9)
+    assert int(by_hand) == 26
     r = max_batch_that_fits(L8B, VramRequest(seq_len=8192), GPUS["l40s"].memory_gb)
-    assert r.solved and r.value == 29 and r.unit == "sequences" and r.limited_by == "kv_cache"
+    assert r.solved and r.value == 26 and r.unit == "sequences" and r.limited_by == "kv_cache"
     assert not r.findings  # under vLLM's default cap of 256 sequences
 
 
@@ -126,12 +128,12 @@ def test_nothing_fits_at_the_minimum_and_bad_memory_is_named():
 def test_service_wrapper_resolves_names_and_applies_practitioner_defaults():
     from assistant import api
 
-    assert api.solve(unknown="max_context", model="Llama 3.1 8B", gpu="L4").value == 31_023
+    assert api.solve(unknown="max_context", model="Llama 3.1 8B", gpu="L4").value == 25_055
     # Qwen2.5 32B LoRA: checkpointing is the practitioners' default, so the need is 75.3 GB, not 111.1 GB
     r = api.solve(unknown="min_gpu_memory", model="qwen2.5-32b", method="lora")
     assert r.value == pytest.approx(75.32, abs=0.01)
     assert [(f.code, f.params["field"]) for f in r.findings] == [("default_applied", "grad_checkpointing")]
-    assert r.details["gpus"][0]["memory_gb"] == pytest.approx(85.9, abs=0.01)  # the 80 GB class first
+    assert r.details["gpus"][0]["memory_gb"] == pytest.approx(85.52, abs=0.01)  # an H100: 81,559 MiB usable
     assert api.solve(unknown="min_gpu_memory", model="qwen2.5-32b", method="lora", apply_defaults=False).value == \
         pytest.approx(111.07, abs=0.01)
     with pytest.raises(InvalidInput, match="unknown"):
