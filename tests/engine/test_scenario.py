@@ -1,0 +1,66 @@
+"""One resolved scenario per answer: a GPU family is resolved once, and every tool of the turn uses that card.
+
+Worked by hand: Llama 3.1 70B in bf16 is ~70.6e9 params x 2 bytes = 141 GB of weights, ~71 GB per GPU over 2
+GPUs, so neither 40 GB A100 holds it and an 80 GB card is needed; before this, the memory check ran on the
+A100 80GB SXM while the price came from an A100 40GB PCIe offer.
+"""
+
+from assistant.engine.scenario import resolve_scenarios
+from assistant.engine.understand import understand_turn
+from assistant.tool_registry import run_tool
+
+
+def _gpus_used(calls):
+    out = set()
+    for name, args in calls:
+        if args.get("gpu"):
+            out.add(args["gpu"])
+    return out
+
+
+def test_an_ambiguous_a100_is_one_card_that_fits_for_every_tool(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPU_ADVISOR_HOME", str(tmp_path))
+    from assistant import api
+
+    ans = api.advisor().ask("Can I run Llama 3.1 70B on 2 A100s and what would it cost per month?")
+    used = {c.args.get("gpu") for c in ans.tool_calls if c.args.get("gpu")}
+    assert len(used) == 1, used
+    card = used.pop()
+    assert "80GB" in card  # the 40 GB variants cannot hold ~71 GB per GPU
+    priced = [o for c in ans.tool_calls if c.name == "cost_estimator" for o in [c.result.get("offer") or {}]]
+    assert priced and all((o.get("gpu") or card) == card for o in priced)
+    assert "covers several cards" in ans.answer
+
+
+def test_a_named_variant_is_kept_and_no_choice_is_said():
+    q = understand_turn("Can I run Llama 3.1 8B on an A100 40GB PCIe?", None)
+    q2, scen = resolve_scenarios(q, run_tool)
+    assert q2.gpus == q.gpus and scen[0].gpu_choice is None
+
+
+def test_nothing_fits_takes_the_variant_with_most_memory():
+    # 405B in bf16 is ~810 GB: no single A100 holds it; the 80 GB card is the one closest to fitting
+    q = understand_turn("Can I run Llama 3.1 405B on one A100?", None)
+    q2, scen = resolve_scenarios(q, run_tool)
+    choice = scen[0].gpu_choice
+    assert choice is not None and choice.why == "none_fit_largest" and "80GB" in choice.chosen
+    assert q2.gpus == [choice.chosen]
+
+
+def test_the_filters_of_the_question_are_the_scenarios():
+    q = understand_turn("Which GPU to serve Mistral 7B for 20 users, Europe only, no spot?", None)
+    _, scen = resolve_scenarios(q, run_tool)
+    assert scen[0].filters.regions == ["europe"] and scen[0].filters.spot is False
+
+
+def test_europe_only_leaves_only_european_offers_in_a_recommendation(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPU_ADVISOR_HOME", str(tmp_path))
+    from assistant import api
+    from knowledge.prices.regions import locate
+
+    ans = api.advisor().ask("Which GPU should I rent to serve Mistral 7B for 20 users, Europe only, no spot?")
+    rec = [c for c in ans.tool_calls if c.name == "recommend_gpus"]
+    assert rec and rec[0].args.get("regions") == ["europe"]
+    offers = [o["offer"] for o in rec[0].result.get("options", []) if o.get("offer")]
+    assert offers, "European offers exist for a 7B endpoint"
+    assert all(locate(o["provider"], o["region"]).continent == "europe" for o in offers), offers
