@@ -44,6 +44,8 @@ class Answer(BaseModel):
     grounding: dict[str, Any] = {"ok": True, "unbacked": []}
     query: dict[str, Any] | None = None      # the typed Query the answer rests on (assistant/engine/query.py)
     sections: dict[str, Any] | None = None   # the typed answer (assistant/engine/answer.py), for renderers
+    scenarios: list[dict[str, Any]] = []      # the resolved scenario of each side (assistant/engine/scenario.py)
+    coherence: dict[str, Any] | None = None   # the coherence guard's verdict (assistant/engine/coherence.py)
 
 
 class _Fallback(Exception):
@@ -195,7 +197,7 @@ class Advisor:
             answer=text, language=sections.get("lang") or query.get("answer_lang", "en"), tool_calls=calls,
             citations=cites, backend=backend, thread_id=tid, intent=(query.get("intents") or ["out_of_scope"])[0],
             notices=notices, grounding=state.get("grounding", {"ok": True, "unbacked": []}), query=query,
-            sections=sections)}
+            sections=sections, scenarios=state.get("scenarios") or [], coherence=state.get("coherence"))}
 
     def _turn(self, agent: Any, q: str, backend: str, notices: list[str], strict: bool = False,
               history: list[tuple[str, str]] | None = None, public_tid: str = "") -> Iterator[dict[str, Any]]:

@@ -13,16 +13,19 @@ from __future__ import annotations
 
 __all__ = ["TurnState", "build_turn_graph", "needs_clarification"]
 
+import logging
 from typing import Any, Callable, TypedDict
 
 from langgraph.graph import END, START, StateGraph
 
+from assistant.engine.coherence import check as coherence_check
 from assistant.engine.plan import plan
 from assistant.engine.query import Query
 from assistant.engine.scenario import resolve_scenarios
 from assistant.engine.understand import understand_turn
 
 MAX_ROUNDS = 3
+log = logging.getLogger(__name__)
 
 
 class TurnState(TypedDict, total=False):
@@ -90,7 +93,11 @@ def build_turn_graph(run_tool: Callable[[str, dict], dict], compose: Callable[[Q
     def compose_node(s: TurnState) -> TurnState:
         q = Query.model_validate(s["query"])
         sections = compose(q, [tuple(d) for d in s.get("done", [])], s.get("scenarios") or [])
-        return {"sections": sections.model_dump(mode="json") if hasattr(sections, "model_dump") else sections}
+        coherence = coherence_check(s.get("scenarios") or [], [tuple(d) for d in s.get("done", [])])
+        if not coherence["ok"]:
+            log.warning("coherence: %s", coherence["violations"])
+        typed = sections.model_dump(mode="json") if hasattr(sections, "model_dump") else sections
+        return {"coherence": coherence, "sections": typed}
 
     def ground_node(s: TurnState) -> TurnState:
         text = render(s["sections"])
