@@ -76,9 +76,8 @@ def filters_of(q: Query) -> Filters:
 
 
 def _price_args(q: Query, card: str, n: int) -> dict[str, Any]:
-    a: dict[str, Any] = {"gpu": card, "limit": 1, "pricing": "spot" if q.spot and not q.both_pricing else "on-demand"}
-    if n > 1:
-        a["gpus"] = n
+    a: dict[str, Any] = {"gpu": card, "limit": 1, "gpus": n,  # the instance the cost tool will price: n GPUs
+                         "pricing": "spot" if q.spot and not q.both_pricing else "on-demand"}
     if q.providers:
         a["provider"] = ",".join(q.providers)
     if q.regions:
