@@ -115,14 +115,15 @@ def build_turn_graph(run_tool: Callable[[str, dict], dict], compose: Callable[[Q
                     "sections": sections.model_dump(mode="json") if hasattr(sections, "model_dump") else sections}
         return {"text": text, "grounding": grounding}
 
+    return _wire({"understand": understand_node, "clarify": clarify_node, "scenario": scenario_node,
+                  "plan": plan_node, "tools": tools_node, "compose": compose_node, "ground": ground_node})
+
+
+def _wire(nodes: dict[str, Callable[[TurnState], TurnState]]) -> Any:
+    """The turn's edges: understand -> (clarify -> tools | scenario -> plan <-> tools) -> compose -> ground."""
     g = StateGraph(TurnState)
-    g.add_node("understand", understand_node)
-    g.add_node("clarify", clarify_node)
-    g.add_node("scenario", scenario_node)
-    g.add_node("plan", plan_node)
-    g.add_node("tools", tools_node)
-    g.add_node("compose", compose_node)
-    g.add_node("ground", ground_node)
+    for name, fn in nodes.items():
+        g.add_node(name, fn)
     g.add_edge(START, "understand")
     g.add_conditional_edges("understand",
                             lambda s: "clarify" if needs_clarification(Query.model_validate(s["query"])) else "scenario",
