@@ -1,4 +1,4 @@
-"""GPU Advisor web app: a Gradio front end over assistant.api (chat, calculators, an /ask endpoint).
+"""GPU Advisor web app: a Gradio front end over assistant.service.api (chat, calculators, an /ask endpoint).
 
 Run `python app.py [--host H] [--port P]` (defaults: GRADIO_SERVER_NAME / GRADIO_SERVER_PORT, else
 127.0.0.1:7860). It runs offline: no analytics, no Hugging Face calls, no share link.
@@ -34,7 +34,14 @@ from fastapi import Request  # noqa: E402
 from fastapi.responses import JSONResponse  # noqa: E402
 from starlette.concurrency import run_in_threadpool  # noqa: E402
 
-from assistant import api, ui_data, web_assets, web_calc, web_chat, web_queue, web_security  # noqa: E402
+from assistant.service import api  # noqa: E402
+from assistant.frontends.web import ui_data  # noqa: E402
+from assistant.frontends.web import assets as web_assets  # noqa: E402
+from assistant.frontends.web import calc as web_calc  # noqa: E402
+from assistant.frontends.web import chat as web_chat  # noqa: E402
+from assistant.frontends.web import queue as web_queue  # noqa: E402
+from assistant.frontends.web import security as web_security  # noqa: E402
+from assistant.runtime.settings import apply_trusted_proxies  # noqa: E402
 from tools.errors import AdvisorError  # noqa: E402
 
 log = logging.getLogger("gpu_advisor.app")
@@ -59,7 +66,7 @@ DEFAULT_CONCURRENCY: int | None = 4  # chat turns and calculators at once (Gradi
 QUEUE_STATUS_RATE_S: float | str = 5.0
 LEAN_SESSIONS = True
 BACKEND: str | None = None  # None: $GPU_ADVISOR_BACKEND, else the embedded router (set by --backend)
-CSS = web_assets.CSS  # the stylesheet and page script live in assistant/web_assets.py
+CSS = web_assets.CSS  # the stylesheet and page script live in assistant/frontends/web/assets.py
 _ADVISOR_LOCK = threading.Lock()
 
 
@@ -294,7 +301,7 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *, block:
         users = web_security.Users.from_env()
     except web_security.AuthConfigError as exc:
         raise SystemExit(str(exc)) from None
-    web_security.apply_trusted_proxies()  # X-Forwarded-For only from GPU_ADVISOR_TRUSTED_PROXIES
+    apply_trusted_proxies()  # X-Forwarded-For only from GPU_ADVISOR_TRUSTED_PROXIES
     guard = Middleware(web_security.WebGuard, throttle=_THROTTLE)  # sign-in throttling, no uploads
     demo.queue(status_update_rate=QUEUE_STATUS_RATE_S, default_concurrency_limit=DEFAULT_CONCURRENCY)
     fonts, font_files = web_assets.font_faces()  # Urdu fonts for readers whose system has none

@@ -1,6 +1,6 @@
 """Score the answers (not the understanding) on the evaluation batches (tests/data/eval/batch*.jsonl).
 
-Every question runs through the full engine — `assistant.advisor.Advisor` with the embedded router
+Every question runs through the full engine — `assistant.service.advisor.Advisor` with the embedded router
 (understand -> plan -> tools -> compose -> ground), each earlier turn asked first in the same thread
 — and the last turn's typed answer (`Answer.sections`) and rendered text are checked:
 
@@ -153,7 +153,7 @@ def english_runs(text: str, allowed: set[str]) -> list[str]:
 
 def run_row(row: dict) -> dict:
     """One question (its earlier turns first, in the same thread) through the engine, checked."""
-    from assistant.advisor import Advisor
+    from assistant.service.advisor import Advisor
 
     adv = _advisor()
     tid = None
@@ -191,7 +191,7 @@ _ADVISOR: Any = None
 def _advisor() -> Any:
     global _ADVISOR
     if _ADVISOR is None:
-        from assistant.advisor import Advisor
+        from assistant.service.advisor import Advisor
 
         path = Path(tempfile.mkdtemp(prefix="answer_eval_")) / "threads.sqlite"
         _ADVISOR = Advisor("router", checkpoint_path=str(path))

@@ -21,7 +21,7 @@ stub, Gradio's per-event monitoring summary, LEAN_SESSIONS):
                    matplotlib imported per request, the summary after every event, eager sessions
   before           app.py before issue 16's last step: /ask unlimited, status every 5 s, default limit 4,
                    the stub; Gradio's summary and eager sessions
-  shipped          `before` without the summary and with lean sessions (assistant/web_queue.py)
+  shipped          `before` without the summary and with lean sessions (assistant/frontends/web/queue.py)
   one-worker, two-workers, eight-workers   `shipped` with /ask limited to 1, 2 (a worker per core) or 8
 
 Measured 2026-12-01 on the shared 2-core build machine (server and clients on the same 2 cores, other
@@ -49,7 +49,7 @@ So p95 <= 1 s for the queued /ask with 20 concurrent clients on 2 cores holds fo
 (0.58 s; /api/ask 0.41 s). The stock gradio_client misses it on these cores because each client spends
 60 ms CPU a call next to the server's 19 ms; its clients would run on their users' machines.
 
-Where the time went (py-spy --gil on the server; assistant/web_queue.py has the detail): the /ask
+Where the time went (py-spy --gil on the server; assistant/frontends/web/queue.py has the detail): the /ask
 handler does the advisor's turn and nothing else (no Markdown, charts or tables: those are the chat
 UI's), the same 10-13 ms CPU as /api/ask; Gradio's queue, event stream and two HTTP requests per
 call add 5-9 ms; a new session cost 6.5 ms on the event loop (once per request for the call API) and the

@@ -18,7 +18,7 @@ CMD = ["vram", "--model", "llama-3.1-8b", "--method", "qlora", "--batch", "2", "
 
 def time_runs(args: list[str], runs: int) -> list[float]:
     exe = Path(sys.executable).with_name("gpu-advisor")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "assistant.cli"]
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "assistant.main"]
     out = []
     for _ in range(runs):
         t = time.perf_counter()

@@ -22,7 +22,7 @@ def main() -> None:
     ap.add_argument("--show", action="store_true", help="print each violation")
     args = ap.parse_args()
     os.environ.setdefault("GPU_ADVISOR_HOME", tempfile.mkdtemp(prefix="gpa-coherence-"))
-    from assistant import api
+    from assistant.service import api
 
     adv, rules, items, bad = api.advisor(), Counter(), 0, 0
     for path in args.batches:

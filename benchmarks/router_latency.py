@@ -53,7 +53,7 @@ def main() -> int:
     import os
 
     os.environ.setdefault("GPU_ADVISOR_HOME", tempfile.mkdtemp(prefix="gpu-advisor-bench-"))
-    from assistant.advisor import Advisor
+    from assistant.service.advisor import Advisor
 
     adv = Advisor()
     for q in QUESTIONS:  # warm-up: catalogs, indexes, DuckDB

@@ -33,7 +33,7 @@ def _pct(xs: list[float], p: float) -> float:
 
 
 def router_latency(rounds: int) -> list[tuple[str, str]]:
-    from assistant.advisor import Advisor
+    from assistant.service.advisor import Advisor
     from benchmarks.router_latency import QUESTIONS
 
     adv = Advisor(checkpoint_path=tempfile.mkdtemp() + "/b.sqlite")

@@ -105,7 +105,7 @@ def run_backend(name: str, turns: int, advisor: bool) -> list[tuple[str, str]]:
         kept = len(store.load("local:bench", "store-only").turns)
         rows.append((f"thread store append ({name}, {kept} turns kept)", _fmt(r)))
         if advisor:
-            from assistant.advisor import Advisor
+            from assistant.service.advisor import Advisor
 
             adv = Advisor(store=store)
             for q in QUESTIONS:  # warm-up in another thread: imports, price database, caches

@@ -1,1 +1,1 @@
-"""The service layer behind assistant.api: resolve names (models, GPUs, offers), then call the pure tools."""
+"""The service layer behind assistant.service.api: resolve names (models, GPUs, offers), then call the pure tools."""

@@ -9,7 +9,7 @@ from knowledge.catalog import (load_diffusion_models, load_gpus, load_models, lo
                                load_kernels, model_from_config_file, resolve_diffusion, resolve_engine, resolve_gpu,
                                resolve_kernel, resolve_model)
 from tools.architecture import arch_from_params, count_params
-from assistant.image_api import image_speed, image_vram
+from assistant.service.images import image_speed, image_vram
 from knowledge.catalog import is_image_pipeline
 from tools.errors import InvalidCombination, InvalidInput, UnknownModel
 from tools.schemas import MAX_PARAMS_B, ModelArch, VramEstimate, VramRequest, validated

@@ -9,7 +9,7 @@ from knowledge.catalog import (load_gpus, load_providers,
                                resolve_engine, resolve_gpu)
 from tools.cost import (BillingPolicy, CostInputs, ProviderRates, ServingRequest, SpotAssumptions, cost_report,
                         serving_economics)
-from assistant.image_api import image_cost
+from assistant.service.images import image_cost
 from knowledge.catalog import is_image_pipeline
 from tools.errors import InvalidCombination, InvalidInput
 from tools.schemas import PriceQuery, PriceResult, validated
@@ -21,7 +21,7 @@ _DBS: dict[str, Any] = {}
 
 def price_db() -> Any:
     """The process's PriceDb for the current data directory (built on first use)."""
-    from assistant.settings import data_dir
+    from assistant.runtime.settings import data_dir
     from knowledge.price_db import DB_FILENAME, PriceDb
 
     path = str(data_dir() / DB_FILENAME)

@@ -7,7 +7,7 @@ from typing import Any
 
 from knowledge.catalog import (load_gpus, load_training_efficiency,
                                resolve_engine)
-from assistant.image_api import image_recommend
+from assistant.service.images import image_recommend
 from knowledge.catalog import is_image_pipeline
 from tools.errors import InvalidCombination, InvalidInput
 from tools.schemas import PriceQuery, validated

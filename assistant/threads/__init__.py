@@ -64,7 +64,7 @@ def open_store(path: str | None = None) -> ThreadStore:
         StoreUnavailable: GPU_ADVISOR_DATABASE_URL is set but the database cannot be reached (a team
             deployment must not silently split into per-process stores).
     """
-    from assistant.settings import data_dir, database_url
+    from assistant.runtime.settings import data_dir, database_url
     from assistant.threads.sqlite_store import SqliteThreadStore
 
     url = database_url() if path is None else ""

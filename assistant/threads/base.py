@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Protocol
 
-from assistant.settings import StoreSettings
+from assistant.runtime.settings import StoreSettings
 from tools.errors import AdvisorError, InvalidInput
 
 MAX_THREAD_ID_CHARS = 128

@@ -16,7 +16,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
-from assistant.settings import StoreSettings
+from assistant.runtime.settings import StoreSettings
 from assistant.threads.base import StoreUnavailable
 from assistant.threads.sql import SqlThreadStore
 
@@ -56,7 +56,7 @@ class PostgresThreadStore(SqlThreadStore):
 
     def __init__(self, url: str, limits: StoreSettings | None = None, *, connect_timeout_s: float = 5.0,
                  clock: Callable[[], float] = time.time):
-        from assistant.settings import store_settings
+        from assistant.runtime.settings import store_settings
 
         super().__init__(limits or store_settings(), clock)
         self.url = url

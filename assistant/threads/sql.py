@@ -18,7 +18,7 @@ import time
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
-from assistant.settings import StoreSettings
+from assistant.runtime.settings import StoreSettings
 from assistant.threads.base import (StoreFull, StoreUnavailable, ThreadRecord, ThreadStoreError, ThreadSummary, Turn, check_key,
                                     clean_text, now_iso, plan_append, state_json, store_full_message, turn_bytes)
 

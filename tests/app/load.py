@@ -43,7 +43,7 @@ def run(url: str, clients: int = 20, per_client: int = 25, *, shared_tls: bool =
 
     shared_tls: give each Client one TLS context built once (`ssl_verify=httpx.create_ssl_context()`,
     verification on). The stock client builds a new one, reading the CA bundle, for both requests of
-    every call (~50 ms CPU a call, on the same cores as the server here; assistant/web_queue.py)."""
+    every call (~50 ms CPU a call, on the same cores as the server here; assistant/frontends/web/queue.py)."""
     from gradio_client import Client
 
     tls: Any = True

@@ -7,7 +7,7 @@ FIT_Q = "Can I run Llama-3-8B in FP16 on a 24 GB GPU with 8k context?"
 
 
 def test_ask_round_trip_matches_the_cli_json(client):
-    from assistant import api
+    from assistant.service import api
 
     d = client.predict("Cheapest H100 per hour?", "", api_name="/ask")
     assert set(d) == set(api.Answer.model_fields)

@@ -13,7 +13,7 @@ def test_ask_under_load(app_url, monkeypatch):
 
     monkeypatch.setattr(app._LIMIT, "per_min", 0)  # 20 clients on one loopback address, not 20 users
     # gradio_client with one TLS context per Client: the stock one builds two per call (~50 ms CPU),
-    # which on these 2 cores, shared with the server, measured the client (assistant/web_queue.py).
+    # which on these 2 cores, shared with the server, measured the client (assistant/frontends/web/queue.py).
     r = run(app_url, clients=20, per_client=25, shared_tls=True)
     print(f"\n/ask load: {r}")
     assert r["requests"] == 500 and r["errors"] == 0
@@ -114,7 +114,7 @@ def test_curated_bad_inputs_through_rest_ask(app_url, monkeypatch):
 def team_app(tmp_path, monkeypatch):
     """The app with sign-in on: alice with a plain password (env), bob with a scrypt hash (file)."""
     import app
-    from assistant.web_security import hash_password
+    from assistant.frontends.web.security import hash_password
     from tests.app.conftest import free_port
 
     users = tmp_path / "users.txt"
@@ -165,7 +165,7 @@ def test_login_throttled_per_client_with_retry_after(team_app, fresh_throttle):
 
 
 def test_login_throttle_per_user_across_addresses():
-    from assistant.web_security import LoginThrottle
+    from assistant.frontends.web.security import LoginThrottle
 
     clock = [0.0]
     t = LoginThrottle(window_s=300, per_client=10, per_user=5, clock=lambda: clock[0])
@@ -236,7 +236,7 @@ def test_forwarded_for_is_ignored_unless_from_a_trusted_proxy(monkeypatch):
 
 def test_rate_limit_is_shared_through_redis(monkeypatch, redis_url):
     """Two replicas (two RateLimit objects) draw on one budget in Redis: a burst of one, then 429s."""
-    from assistant.shared_limits import RateLimit
+    from assistant.runtime.limits import RateLimit
 
     url, prefix = redis_url
     monkeypatch.setenv("GPU_ADVISOR_REDIS_URL", url)
@@ -251,7 +251,7 @@ def test_provider_error_text_is_scrubbed_before_it_reaches_a_user(tmp_path, monk
     """Issue 19: a mock provider echoing the API key showed it in `backend`."""
     from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 
-    from assistant.advisor import Advisor
+    from assistant.service.advisor import Advisor
     from assistant.threads.sqlite_store import SqliteThreadStore
 
     key = "sk-proj-4f9Qz1xLmN8pR2sT6uV0wY3a"
@@ -279,7 +279,7 @@ def test_provider_error_text_is_scrubbed_before_it_reaches_a_user(tmp_path, monk
     pytest.param("header Authorization: Bearer eyJhbGciOi.eyJzdWIi.sig123", "eyJhbGciOi", id="bearer"),
 ])
 def test_scrub_secrets_shapes(text, secret):
-    from assistant.web_security import scrub_secrets
+    from assistant.frontends.web.security import scrub_secrets
 
     out = scrub_secrets(text)
     assert secret not in out and "[redacted]" in out
@@ -331,7 +331,7 @@ def test_team_database_down_is_a_503_with_the_fix(tmp_path, monkeypatch):
 
 def test_sign_in_throttle_is_shared_through_redis(monkeypatch, redis_url):
     """Wrong passwords sent to one replica count at the other: rotating replicas does not reset the limit."""
-    from assistant.web_security import LoginThrottle
+    from assistant.frontends.web.security import LoginThrottle
 
     url, prefix = redis_url
     monkeypatch.setenv("GPU_ADVISOR_REDIS_URL", url)
@@ -348,7 +348,7 @@ def test_sign_in_throttle_is_shared_through_redis(monkeypatch, redis_url):
 def test_hash_command_and_bad_auth_entries(monkeypatch, capsys):
     import io
 
-    from assistant import web_security
+    from assistant.frontends.web import security as web_security
 
     monkeypatch.setattr("sys.stdin", io.StringIO("correct horse\n"))
     assert web_security.main(["hash"]) == 0

@@ -1,11 +1,11 @@
-"""The queue and session settings of assistant/web_queue.py: Gradio's session state, its page configs
+"""The queue and session settings of assistant/frontends/web/queue.py: Gradio's session state, its page configs
 rendered only when needed, and no per-event monitoring summary (benchmarks/app_load.py measures them)."""
 
 import json
 
 import httpx
 
-from assistant import web_queue
+from assistant.frontends.web import queue as web_queue
 
 
 def _block_id(demo, elem_id: str) -> int:

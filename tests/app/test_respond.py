@@ -5,7 +5,7 @@ import re
 import gradio as gr
 import pytest
 
-from assistant import web_calc
+from assistant.frontends.web import calc as web_calc
 
 FIT_Q = "Can I run Llama-3-8B in FP16 on a 24 GB GPU with 8k context?"
 URDU_Q = "کیا میں 24GB GPU پر 13B ماڈل کو QLoRA کے ساتھ فائن ٹیون کر سکتا ہوں؟"
@@ -126,7 +126,7 @@ def test_ask_rejects_bad_input(app_module, question, thread_id, match):
 
 def test_ask_returns_the_cli_json(app_module):
     d = app_module.ask("Cheapest H100 per hour?")
-    from assistant import api
+    from assistant.service import api
 
     assert set(d) == set(api.Answer.model_fields)  # Answer.model_dump(), as `gpu-advisor ask --json` prints
     assert d["tool_calls"][0]["name"] == "price_query" and d["backend"] == "router"

@@ -1,11 +1,12 @@
-"""Chart and table shaping for the web app (assistant.ui_data): pure functions over tool results."""
+"""Chart and table shaping for the web app (assistant.frontends.web.ui_data): pure functions over tool results."""
 
 import re
 
 import pytest
 
-from assistant import api, ui_data
-from assistant.settings import MAX_QUESTION_CHARS
+from assistant.service import api
+from assistant.frontends.web import ui_data
+from assistant.runtime.settings import MAX_QUESTION_CHARS
 
 VRAM = {"total_gb": 19.583713,
         "components_gb": {"weights": 16.060522, "kv_cache": 1.073742, "activations": 1.0407, "cuda_context": 1.408748},
@@ -212,7 +213,8 @@ def test_citations_markdown_quotes_each_passage():
 
 import pandas as pd  # noqa: E402
 
-from assistant import web_chart, web_render  # noqa: E402
+from assistant.frontends.web import chart as web_chart  # noqa: E402
+from assistant.frontends.web import render as web_render  # noqa: E402
 
 
 @pytest.mark.parametrize("largest, top", [
@@ -293,7 +295,7 @@ def test_restored_turn_keeps_the_understood_line_apart_and_tables_scrollable():
 
 
 def test_recent_threads_newest_first_without_duplicates():
-    from assistant.web_chat import MAX_RECENT, remember
+    from assistant.frontends.web.chat import MAX_RECENT, remember
 
     recent = remember(remember([], "t1", "first question"), "t2", "second")
     assert recent == [["t2", "second"], ["t1", "first question"]]

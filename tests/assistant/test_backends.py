@@ -10,9 +10,9 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
 from langchain_core.messages import AIMessage
 
-from assistant.advisor import Advisor
-from assistant.backends import BackendError, make_chat_model, resolve_backend
-from assistant.grounding import check
+from assistant.service.advisor import Advisor
+from assistant.runtime.backends import BackendError, make_chat_model, resolve_backend
+from assistant.engine.grounding import check
 
 
 class ToolFake(FakeMessagesListChatModel):
@@ -43,7 +43,7 @@ def advisor(tmp_path, model):
 
 
 def vram_total():
-    from assistant.tool_registry import run_tool
+    from assistant.service.registry import run_tool
     return run_tool("vram_calculator", VRAM_ARGS)["total_gb"]
 
 

@@ -7,8 +7,8 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from assistant.cli import build_parser, main
-from assistant.cli_args import Parser, add_request_options
+from assistant.main import build_parser, main
+from assistant.frontends.cli.args import Parser, add_request_options
 
 
 def parse(*argv: str) -> argparse.Namespace:

@@ -139,13 +139,13 @@ def test_catalog_refresh_tree_reports_files_providers_and_dates(tmp_path):
     tree = tmp_path / "v8"
     shutil.copytree(ROOT / "tests" / "data" / "skypilot_rows", tree)
     env = dict(os.environ, GPU_ADVISOR_HOME=str(tmp_path / "home"))  # not the session's catalog
-    p = subprocess.run([sys.executable, "-m", "assistant.cli", "catalog", "refresh", "--from", str(tree),
+    p = subprocess.run([sys.executable, "-m", "assistant.main", "catalog", "refresh", "--from", str(tree),
                         "--as-of", "2026-05-20", "--json"], cwd=ROOT, env=env, capture_output=True, text=True,
                        timeout=120)
     assert p.returncode == 0, p.stderr
     d = json.loads(p.stdout)
     assert d["new_providers"] == ["acmegpu"] and not d["bad_files"] and len(d["skipped"]) == 4
     assert d["dates"]["gcp"] == {"as_of": "2026-05-20", "date_from": "--as-of"}
-    p = subprocess.run([sys.executable, "-m", "assistant.cli", "catalog", "info"], cwd=ROOT, env=env,
+    p = subprocess.run([sys.executable, "-m", "assistant.main", "catalog", "info"], cwd=ROOT, env=env,
                        capture_output=True, text=True, timeout=120)
     assert "2026-05-20 (--as-of)" in p.stdout and "acmegpu" in p.stdout

@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "assistant.cli", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "assistant.main", *args], cwd=ROOT,
                           capture_output=True, text=True, timeout=60)
 
 

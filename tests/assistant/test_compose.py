@@ -408,8 +408,8 @@ def test_model_comparison_columns_name_the_models():
                  "1. Gradient checkpointing on", "75.3 GB of 85.9 GB", id="32b-lora-80gb-checkpointing"),
 ])
 def test_way_forward_from_the_levers_tool(request_, first, gb):
-    from assistant import api
-    from assistant.tool_registry import _clean
+    from assistant.service import api
+    from assistant.service.registry import _clean
 
     wf = _clean(api.levers(**request_))
     s = compose(q(model=request_["model"], gpus=[request_["gpu"]]), [("way_forward", request_, wf)])

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from assistant.advisor import Advisor
+from assistant.service.advisor import Advisor
 
 
 @pytest.fixture(scope="module")

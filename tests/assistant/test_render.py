@@ -13,7 +13,7 @@ from assistant.engine.compose.citations import known_ids
 from assistant.engine.query import Query
 from assistant.engine.render import render_markdown, render_slack, render_text
 from assistant.engine.render.catalog import MESSAGES_DIR, catalog
-from assistant.tool_registry import run_tool
+from assistant.service.registry import run_tool
 from tests.assistant.test_compose import LEVERS, job_cost, serving_cost, vram
 
 CALLS = {

@@ -5,7 +5,7 @@ import tempfile
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assistant.advisor import Advisor
+from assistant.service.advisor import Advisor
 import math
 
 from assistant.engine.query import INTENTS

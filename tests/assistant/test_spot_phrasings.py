@@ -3,7 +3,7 @@ that the answer's numbers are the tools' own."""
 
 import pytest
 
-from assistant.advisor import Advisor
+from assistant.service.advisor import Advisor
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,7 @@
 
 import pytest
 
-from assistant.advisor import Advisor
+from assistant.service.advisor import Advisor
 from tools.errors import InvalidInput
 
 
@@ -30,7 +30,7 @@ def test_an_unknown_language_is_refused_by_name(adv):
 
 
 def test_cli_lang_flag(capsys, tmp_path, monkeypatch):
-    from assistant.cli import main
+    from assistant.main import main
 
     monkeypatch.setenv("GPU_ADVISOR_HOME", str(tmp_path))
     assert main(["ask", "--lang", "ur", "Can I run Mistral 7B on an A100?"]) == 0

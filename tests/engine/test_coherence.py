@@ -47,7 +47,7 @@ def test_tensor_parallel_must_divide_the_attention_heads():
 
 def test_every_answer_carries_the_guards_verdict(tmp_path, monkeypatch):
     monkeypatch.setenv("GPU_ADVISOR_HOME", str(tmp_path))
-    from assistant import api
+    from assistant.service import api
 
     ans = api.advisor().ask("Can I run Llama 3.1 70B on 2 A100s and what would it cost per month?")
     assert ans.coherence == {"ok": True, "violations": []}

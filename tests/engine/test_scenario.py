@@ -7,7 +7,7 @@ A100 80GB SXM while the price came from an A100 40GB PCIe offer.
 
 from assistant.engine.scenario import resolve_scenarios
 from assistant.engine.understand import understand_turn
-from assistant.tool_registry import run_tool
+from assistant.service.registry import run_tool
 
 
 def _gpus_used(calls):
@@ -20,7 +20,7 @@ def _gpus_used(calls):
 
 def test_an_ambiguous_a100_is_one_card_that_fits_for_every_tool(tmp_path, monkeypatch):
     monkeypatch.setenv("GPU_ADVISOR_HOME", str(tmp_path))
-    from assistant import api
+    from assistant.service import api
 
     ans = api.advisor().ask("Can I run Llama 3.1 70B on 2 A100s and what would it cost per month?")
     used = {c.args.get("gpu") for c in ans.tool_calls if c.args.get("gpu")}
@@ -55,7 +55,7 @@ def test_the_filters_of_the_question_are_the_scenarios():
 
 def test_europe_only_leaves_only_european_offers_in_a_recommendation(tmp_path, monkeypatch):
     monkeypatch.setenv("GPU_ADVISOR_HOME", str(tmp_path))
-    from assistant import api
+    from assistant.service import api
     from knowledge.prices.regions import locate
 
     ans = api.advisor().ask("Which GPU should I rent to serve Mistral 7B for 20 users, Europe only, no spot?")

@@ -7,8 +7,8 @@ other GPU, though the user had named theirs.
 
 import pytest
 
-from assistant import api
-from assistant.advisor import Advisor
+from assistant.service import api
+from assistant.service.advisor import Advisor
 from assistant.engine.plan import plan
 from assistant.engine.query import Query
 from assistant.engine.understand import understand

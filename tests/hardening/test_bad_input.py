@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assistant.advisor import Advisor
+from assistant.service.advisor import Advisor
 from tests.hardening.bad_inputs import CURATED, new_naninf
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -71,7 +71,7 @@ def test_cli_bad_inputs(args, tmp_path):
     work = tmp_path / "cwd"
     work.mkdir()
     env = dict(os.environ, GPU_ADVISOR_HOME=str(home), HOME=str(tmp_path / "userhome"))
-    p = subprocess.run([sys.executable, "-m", "assistant.cli", *args], cwd=work, env=env, capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "assistant.main", *args], cwd=work, env=env, capture_output=True,
                        text=True, timeout=120)
     assert p.returncode in (0, 2), (p.returncode, p.stderr[-500:])
     assert "Traceback" not in p.stderr and "Traceback" not in p.stdout

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def cli(home, *args, timeout=120):
     env = dict(os.environ, GPU_ADVISOR_HOME=str(home))
-    return subprocess.run([sys.executable, "-m", "assistant.cli", *args], cwd=ROOT, env=env, capture_output=True,
+    return subprocess.run([sys.executable, "-m", "assistant.main", *args], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=timeout)
 
 
@@ -58,7 +58,7 @@ def test_refresh_killed_halfway_leaves_the_old_catalog(tmp_path):
         for i in range(400_000):
             fh.write(f"g{i}.xlarge,L4,1,4,16,{0.5 + i % 97 / 100:.2f},,r{i % 50},z,\n")
     env = dict(os.environ, GPU_ADVISOR_HOME=str(home))
-    proc = subprocess.Popen([sys.executable, "-m", "assistant.cli", "catalog", "refresh", "--from", str(big)],
+    proc = subprocess.Popen([sys.executable, "-m", "assistant.main", "catalog", "refresh", "--from", str(big)],
                             cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.time() + 60
     while time.time() < deadline and proc.poll() is None:
@@ -88,7 +88,7 @@ def test_corrupt_conversation_store_gets_a_fresh_one(tmp_path):
 def test_locked_conversation_store_still_answers(tmp_path):
     """Another process holds the write lock past the busy timeout: the answer still comes, with a
     notice that this one turn was not saved; the thread's earlier turns were still read."""
-    from assistant.advisor import Advisor
+    from assistant.service.advisor import Advisor
     from assistant.threads.sqlite_store import SqliteThreadStore
 
     path = tmp_path / "conversations.sqlite"
@@ -126,7 +126,7 @@ def test_unwritable_data_directory_still_answers(tmp_path):
 
 
 def test_llm_backend_down_under_load_falls_back_every_time(tmp_path):
-    from assistant.advisor import Advisor
+    from assistant.service.advisor import Advisor
     from tests.assistant.test_backends import Boom
 
     adv = Advisor(checkpoint_path=str(tmp_path / "t.sqlite"), chat_model=Boom(responses=[]))
@@ -159,7 +159,7 @@ def test_full_disk_degrades_one_write_not_every_history(tmp_path):
 
 
 def test_full_disk_through_the_advisor_answers_and_says_not_saved(tmp_path):
-    from assistant.advisor import Advisor
+    from assistant.service.advisor import Advisor
     from assistant.threads import StoreUnavailable
     from assistant.threads.sqlite_store import SqliteThreadStore
 

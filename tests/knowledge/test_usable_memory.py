@@ -46,7 +46,7 @@ def test_l40s_has_one_usable_value_in_the_fit():
 
 
 def test_vram_json_fit_is_the_usable_value_and_says_so():
-    from assistant import api
+    from assistant.service import api
 
     est = api.vram(model="llama-3.1-8b", gpu="T4", weight_precision="int8")
     assert est.to_json_dict()["fit"]["gpu_memory_gb"] == 16.11  # not 17.18 (16 GiB)

@@ -19,7 +19,7 @@ def slack_mock() -> Iterator[MockSlack]:
 @pytest.fixture(scope="session")
 def real_advisor() -> Any:
     """The product's advisor (router backend) on the test session's GPU_ADVISOR_HOME."""
-    from assistant import api
+    from assistant.service import api
 
     return api.advisor()
 
@@ -27,7 +27,7 @@ def real_advisor() -> Any:
 @pytest.fixture()
 def make_app(slack_mock: MockSlack) -> Callable[..., Any]:
     """build_app against the mock; listeners finish before dispatch returns unless told otherwise."""
-    from assistant.slack import build_app
+    from assistant.frontends.slack.bot import build_app
 
     def make(advisor: Any, **kw: Any) -> Any:
         kw.setdefault("process_before_response", True)

@@ -26,7 +26,8 @@ def _free_port() -> int:
 def burst(n: int = 50, mock: MockSlack | None = None) -> dict[str, Any]:
     import uvicorn
 
-    from assistant import api, slack
+    from assistant.service import api
+    from assistant.frontends.slack import bot as slack
     from tests.slack.mock_slack import BOT_TOKEN, SIGNING_SECRET
 
     own = mock is None

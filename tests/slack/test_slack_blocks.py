@@ -9,8 +9,8 @@ import pytest
 
 from assistant.engine.answer import CitationRef, Finding, KeyNumber, Option, Sections, Table
 from assistant.engine.render import render_text
-from assistant.slack import question_from
-from assistant.slack_blocks import MAX_FIELDS, answer_blocks, escape
+from assistant.frontends.slack.bot import question_from
+from assistant.frontends.slack.blocks import MAX_FIELDS, answer_blocks, escape
 
 
 def _kinds(blocks: list[dict[str, Any]]) -> list[str]:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from assistant.slack import thread_id_for
+from assistant.frontends.slack.bot import thread_id_for
 from tests.hardening.bad_inputs import CURATED, new_naninf
 from tests.slack.mock_slack import (BOT_TOKEN, SIGNING_SECRET, TEAM, RecordingAdvisor, dm, event_body, mention,
                                     new_channel, new_ts, send, slash_body)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import yaml
 
-from assistant import slack
+from assistant.frontends.slack import bot as slack
 from tests.slack.mock_slack import (BOT_TOKEN, SIGNING_SECRET, RecordingAdvisor, event_body, mention, new_channel,
                                     signed_headers)
 
@@ -168,19 +168,20 @@ def test_manifest_declares_the_scopes_events_and_command():
 
 
 def test_front_end_imports_only_the_api():
-    src = (ROOT / "assistant" / "slack.py").read_text(encoding="utf-8")
+    src = (ROOT / "assistant" / "frontends" / "slack" / "bot.py").read_text(encoding="utf-8")
     imports = {ln.split()[1] for ln in src.splitlines() if ln.startswith(("import ", "from "))}
     project = {m for m in imports if m.split(".")[0] in ("assistant", "tools", "knowledge")}
-    # `from assistant import api`, plus the owner naming of threads and the limits shared through Redis
-    assert project == {"assistant", "assistant.slack_blocks", "assistant.threads", "assistant.shared_limits"}
-    assert "from assistant import api" in src
+    # the service's api, plus the owner naming of threads and the limits shared through Redis
+    assert project == {"assistant.service", "assistant.frontends.slack.blocks", "assistant.threads",
+                       "assistant.runtime.limits"}
+    assert "from assistant.service import api" in src
 
 
 def test_rejected_requests_are_logged_bounded_and_without_their_body(make_app, caplog):
     """Issue 19: a 20 MB unsigned POST added 20 MB to the log. Now one short line, no body, no flood."""
     from starlette.testclient import TestClient
 
-    from assistant import slack
+    from assistant.frontends.slack import bot as slack
     from tests.slack.mock_slack import RecordingAdvisor
 
     rec = RecordingAdvisor()

@@ -16,8 +16,8 @@ def on_redis(monkeypatch, redis_url):
 
 
 def test_an_event_seen_by_one_bot_is_a_repeat_for_the_other(on_redis):
-    from assistant.shared_limits import SharedSeen, shared_seen
-    from assistant.slack import _Seen
+    from assistant.runtime.limits import SharedSeen, shared_seen
+    from assistant.frontends.slack.bot import _Seen
 
     bot_a, bot_b = shared_seen(600, _Seen()), shared_seen(600, _Seen())
     assert isinstance(bot_a, SharedSeen)
@@ -28,8 +28,8 @@ def test_an_event_seen_by_one_bot_is_a_repeat_for_the_other(on_redis):
 
 
 def test_the_per_user_limit_counts_across_bots(on_redis):
-    from assistant.shared_limits import shared_user_limit
-    from assistant.slack import _RateLimit
+    from assistant.runtime.limits import shared_user_limit
+    from assistant.frontends.slack.bot import _RateLimit
 
     a, b = shared_user_limit(3, _RateLimit(3)), shared_user_limit(3, _RateLimit(3))
     # 3 questions a minute: a, b, a are counted, then b is told once and a stays quiet
@@ -39,8 +39,8 @@ def test_the_per_user_limit_counts_across_bots(on_redis):
 
 
 def test_redis_down_falls_back_to_this_process(monkeypatch, caplog):
-    from assistant.shared_limits import RateLimit, shared_seen
-    from assistant.slack import _Seen
+    from assistant.runtime.limits import RateLimit, shared_seen
+    from assistant.frontends.slack.bot import _Seen
 
     monkeypatch.setenv("GPU_ADVISOR_REDIS_URL", "redis://127.0.0.1:1/0")  # nothing listens there
     monkeypatch.setenv("GPU_ADVISOR_RATE_LIMIT", "6")

@@ -1,11 +1,13 @@
 """The architecture as tests: imports point one way, no cycles, modules and functions stay small.
 
 Layers, lowest first (a module may import only its own layer or lower ones):
-    tools              pure computation
-    knowledge          data files and their loaders
-    assistant.engine   understanding, planning, composing, rendering (the conversation engine)
-    assistant (service) api, tool_registry, advisor, threads, settings, backends, grounding ...
-    front ends         cli, slack, web helpers, app.py
+    tools                    pure computation
+    knowledge                data files and their loaders
+    assistant.engine         understanding, planning, composing, rendering (the conversation engine)
+    assistant.runtime        process plumbing: settings, secrets, shared limits, LLM backends
+    assistant.service, assistant.threads   api, images, registry, advisor, the conversation stores
+    assistant.frontends.*    cli, web, slack: each imports the layers below, never another front end
+    entries                  assistant.main (`gpu-advisor`), app.py (the chat app)
 """
 
 import ast
@@ -15,11 +17,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-FRONT_ENDS = ("assistant.cli", "assistant.image_cli", "assistant.slack", "assistant.ui_data", "assistant.web_", "app")
+ENTRIES = ("assistant.main", "app")
 MAX_MODULE_LINES = 500
 MAX_FUNCTION_LINES = 80
-# The Python API's convenience `api.advisor()` (README, a contract) reaches the conversation layer lazily.
-ALLOWED_UPWARD = {("assistant.api", "assistant.advisor")}
+ALLOWED_UPWARD: set[tuple[str, str]] = set()
 
 
 def _modules() -> dict[str, Path]:
@@ -34,15 +35,16 @@ def _modules() -> dict[str, Path]:
 
 
 def _layer(name: str) -> int:
-    if name.startswith("tools"):
-        return 0
-    if name.startswith("knowledge"):
-        return 1
-    if name.startswith("assistant.engine"):
-        return 2
-    if name == "app" or name.startswith(FRONT_ENDS[:-1]):
-        return 4
-    return 3
+    for prefix, layer in (("tools", 0), ("knowledge", 1), ("assistant.engine", 2), ("assistant.runtime", 2),
+                          ("assistant.service", 3), ("assistant.threads", 3), ("assistant.frontends", 4)):
+        if name == prefix or name.startswith(prefix + "."):
+            return layer
+    return 5 if name in ENTRIES else 3
+
+
+def _front_end(name: str) -> str | None:
+    parts = name.split(".")
+    return parts[2] if len(parts) > 2 and parts[:2] == ["assistant", "frontends"] else None
 
 
 def _imports(path: Path, known: set[str], top_level_only: bool) -> set[str]:
@@ -70,6 +72,8 @@ def test_imports_point_one_way():
         for dep in _imports(path, set(mods), top_level_only=False):
             if _layer(dep) > _layer(name) and (name, dep) not in ALLOWED_UPWARD and dep != name:
                 bad.append(f"{name} (layer {_layer(name)}) imports {dep} (layer {_layer(dep)})")
+            if _front_end(dep) and _front_end(name) and _front_end(dep) != _front_end(name):
+                bad.append(f"front end {name} imports another front end, {dep}")
     assert not bad, "\n".join(sorted(bad))
 
 

@@ -10,8 +10,8 @@ import argparse
 
 import pytest
 
-from assistant import tool_registry as reg
-from assistant.cli import build_parser
+from assistant.service import registry as reg
+from assistant.main import build_parser
 from tools.recommend import RecommendRequest
 from tools.schemas import PriceQuery, VramRequest
 from tools.throughput import SpeedRequest
@@ -65,7 +65,7 @@ def test_cli_offers_every_field_with_the_same_default(request_cls, tool, command
 @pytest.mark.parametrize("request_cls, tool, command, form, exempt", TOOLS, ids=[t[2] for t in TOOLS])
 def test_app_forms_ask_only_for_request_fields(request_cls, tool, command, form, exempt):
     pytest.importorskip("gradio")
-    from assistant import web_calc
+    from assistant.frontends.web import calc as web_calc
 
     fields, _compute = web_calc.form(form)
     tool_name = {short: full for full, short in web_calc._TOOL_FIELDS.items()}  # the forms' one rename table

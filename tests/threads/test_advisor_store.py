@@ -9,7 +9,7 @@ FIT_Q = "Can I run Llama-3-8B in FP16 on a 24 GB GPU with 8k context?"
 
 @pytest.fixture(scope="module")
 def adv(tmp_path_factory):
-    from assistant.advisor import Advisor
+    from assistant.service.advisor import Advisor
     from assistant.threads.sqlite_store import SqliteThreadStore
 
     return Advisor(store=SqliteThreadStore(str(tmp_path_factory.mktemp("adv") / "conversations.sqlite")))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from assistant import cli
+from assistant import main as cli
 from assistant.threads import local_owner, open_store
 
 

@@ -13,7 +13,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from assistant.settings import StoreSettings
+from assistant.runtime.settings import StoreSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from assistant.settings import StoreSettings
+from assistant.runtime.settings import StoreSettings
 from assistant.threads import StoreFull, ThreadTooLarge, new_thread_id
 from assistant.threads.base import InvalidState, turn_bytes
 from tools.errors import InvalidInput
@@ -127,7 +127,7 @@ def test_a_100_turn_thread_of_the_longest_questions_stays_under_5_mb_on_disk(tmp
     4,000-character limit with 8,000-character answers, default limits (50 turns, 1 MiB per thread)."""
     import os
 
-    from assistant.settings import StoreSettings
+    from assistant.runtime.settings import StoreSettings
     from assistant.threads.sqlite_store import SqliteThreadStore
 
     path = tmp_path / "conversations.sqlite"

@@ -73,7 +73,7 @@ def team(pg_url: str, redis_url: tuple[str, str], tmp_path_factory: pytest.TempP
     home = tmp_path_factory.mktemp("team")
     app_ports, bot_ports = [_port(), _port()], [_port(), _port()]
     procs = [_start(["app.py", "--port", str(p)], app_env, home / f"app{i}") for i, p in enumerate(app_ports)]
-    procs += [_start(["-m", "assistant.cli", "slack", "--port", str(p)], bot_env, home / f"bot{i}")
+    procs += [_start(["-m", "assistant.main", "slack", "--port", str(p)], bot_env, home / f"bot{i}")
               for i, p in enumerate(bot_ports)]
     try:
         apps = [f"http://127.0.0.1:{p}/" for p in app_ports]

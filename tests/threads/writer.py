@@ -11,7 +11,7 @@ import sys
 
 
 def main(argv: list[str]) -> int:
-    from assistant.settings import StoreSettings
+    from assistant.runtime.settings import StoreSettings
     from assistant.threads.postgres_store import PostgresThreadStore
     from assistant.threads.sqlite_store import SqliteThreadStore
 

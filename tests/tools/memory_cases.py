@@ -12,7 +12,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
-from assistant import api
+from assistant.service import api
 from tools.units import BYTES_PER_GB, BYTES_PER_GIB
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "memory_measurements.csv"

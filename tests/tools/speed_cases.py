@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from pathlib import Path
 
-from assistant.api import resolve_model_arch
+from assistant.service.api import resolve_model_arch
 from knowledge.catalog import load_engines, load_kernels, resolve_gpu, resolve_kernel
 from tools.kernels import DENSE, KernelProfile
 from tools.schemas import GpuSpec, validated

@@ -63,7 +63,7 @@ def test_unknown_rates_are_never_zero():
     assert usage_cost(100, 0.08) == pytest.approx(8.0)
 
 
-# ---- the cost policy moved out of assistant/api.py: pure functions over typed inputs ----------------
+# ---- the cost policy moved out of assistant/service/api.py: pure functions over typed inputs ----------------
 
 AWS = ProviderRates(provider="aws", billing_increment_s=1, minimum_charge_s=60, storage_usd_per_gb_month=0.08,
                     storage_type="EBS gp3", egress_usd_per_gb=0.09, spot_notice_s=120)
@@ -137,7 +137,7 @@ def test_cost_report_needs_a_runtime_or_a_serving_estimate():
 
 
 def test_egress_question_without_a_gpu_job_through_the_service():
-    from assistant import api
+    from assistant.service import api
 
     # "500 GB out of AWS": 500 GB x $0.09/GB (providers.csv, AWS's first 10 TB a month) = $45.00
     u = api.transfer_cost(provider="AWS", egress_gb=500)

@@ -77,7 +77,7 @@ def test_a_pcie_box_goes_first_only_at_half_the_best_single_gpu_cost():
 
 
 def test_providers_the_price_data_lacks_are_named():
-    from assistant import api
+    from assistant.service import api
 
     r = api.prices(provider="lambda,coreweave", limit=5)
     assert r.not_in_data == ["coreweave is not in the price data dated 2026-05-20"] and r.offers

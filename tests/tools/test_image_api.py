@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from assistant import api
-from assistant.cli import main
+from assistant.service import api
+from assistant.main import main
 from tools.errors import AdvisorError, InvalidCombination, InvalidInput
 
 

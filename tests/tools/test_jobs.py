@@ -39,5 +39,5 @@ def test_the_rate_is_given_once(kw):
 
 
 def test_service_and_api_share_it():
-    from assistant import api
+    from assistant.service import api
     assert api.job_totals(units=100_000, unit="images", seconds_per_unit=13, deadline_hours=48).gpus == 8

@@ -7,7 +7,7 @@ mechanism they test (what grows with batch, what does not) is asserted separatel
 
 import pytest
 
-from assistant import api
+from assistant.service import api
 from knowledge.catalog import load_engines, load_kernels, resolve_engine, resolve_kernel
 from tools.kernels import DENSE, KernelProfile, linear_time_s
 from tools.units import weight_format

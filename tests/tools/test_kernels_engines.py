@@ -5,7 +5,7 @@ Numbers come from the cited rows of tests/data/speed_measurements.csv or are wor
 
 import pytest
 
-from assistant import api
+from assistant.service import api
 from knowledge.catalog import load_engines, resolve_engine
 from tools.errors import InvalidInput
 from tools.schemas import GpuSpec, ModelArch, validated

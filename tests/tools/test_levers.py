@@ -168,7 +168,7 @@ def test_practitioner_defaults_and_which_were_applied():
 
 
 def test_service_wrapper_attaches_the_cheapest_offer_and_the_defaults_applied():
-    from assistant import api
+    from assistant.service import api
 
     s = api.levers(model="llama-3.1-405b", gpu="H100", weight_precision="fp8", seq_len=8192)
     lv = s.levers[0]
@@ -182,7 +182,7 @@ def test_service_wrapper_attaches_the_cheapest_offer_and_the_defaults_applied():
 
 
 def test_bad_goals_are_named():
-    from assistant import api
+    from assistant.service import api
     from tools.errors import InvalidInput
 
     with pytest.raises(InvalidInput, match="Invalid nonsense"):
@@ -258,7 +258,7 @@ def test_an_impossible_speed_target_reports_the_fastest_setup_tried():
 def test_service_with_no_gpu_starts_from_the_largest_gpu_on_offer():
     # after a recommendation that found nothing, the levers start from the GPU with the most memory that has
     # an on-demand offer, and every GPU is priced at its cheapest GPU-hour (so a bigger GPU is the cheapest)
-    from assistant import api
+    from assistant.service import api
 
     s = api.levers(model="llama-3.1-405b", method="full")
     offered = [g for g in load_gpus() if api.prices(gpu=g.name, pricing="on-demand", limit=1).offers]

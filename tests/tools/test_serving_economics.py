@@ -56,7 +56,7 @@ def test_a_load_beyond_memory_is_flagged_and_unknown_price_stays_unknown():
 @pytest.mark.parametrize("users", [16, None], ids=["16-users", "no-load-given"])
 def test_recommend_and_cost_give_the_same_dollars_per_million_tokens(users):
     """Llama 3.1 8B on one L40S, 4,096-token requests (3,072 prompt + 1,024 output), same offer."""
-    from assistant import api
+    from assistant.service import api
 
     rec = api.recommend(model="llama-3.1-8b", workload="serve", context_tokens=4096, concurrent_users=users,
                         top_n=50)

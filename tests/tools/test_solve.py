@@ -126,7 +126,7 @@ def test_nothing_fits_at_the_minimum_and_bad_memory_is_named():
 
 
 def test_service_wrapper_resolves_names_and_applies_practitioner_defaults():
-    from assistant import api
+    from assistant.service import api
 
     assert api.solve(unknown="max_context", model="Llama 3.1 8B", gpu="L4").value == 25_055
     # Qwen2.5 32B LoRA: checkpointing is the practitioners' default, so the need is 75.3 GB, not 111.1 GB
@@ -150,7 +150,7 @@ def test_service_wrapper_resolves_names_and_applies_practitioner_defaults():
     (dict(unknown="max_context", model="llama-3.1-8b", gpu="L4", foo=1), "foo"),
 ], ids=["max-gpus-text", "max-gpus-zero", "headroom-2", "headroom-text", "memory-nan", "seq-too-long", "unknown-field"])
 def test_bad_inputs_are_named_never_a_traceback(call, field):
-    from assistant import api
+    from assistant.service import api
 
     with pytest.raises(InvalidInput, match=f"Invalid {field}"):
         api.solve(**call)

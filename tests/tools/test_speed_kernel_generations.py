@@ -145,7 +145,7 @@ def test_llama_cpp_decode_at_32k_context_reads_the_kv_cache_every_step():
     assert (int(c.row["prompt_tokens"]), int(c.row["output_tokens"])) == (32768, 512)
     kv_bytes = 32 * 8 * 128 * 2 * 2 * (32768 + 512 / 2)
     assert kv_bytes == pytest.approx(4.33e9, rel=0.002)
-    from assistant import api
+    from assistant.service import api
     short = api.speed(model="meta-llama/Llama-3.1-8B", gpu="rtx-4090", engine="llama.cpp", precision="q4_0",
                       prompt_tokens=0, output_tokens=128)
     long = api.speed(model="meta-llama/Llama-3.1-8B", gpu="rtx-4090", engine="llama.cpp", precision="q4_0",
@@ -171,7 +171,7 @@ def test_exllamav2_long_context_decode_reads_the_kv_cache_at_about_half_the_weig
     assert attn_share == pytest.approx(0.59, abs=0.01)
     # fitted on the engine's rows with 2048+ cache tokens (a 0.1 grid, with the blog's 2023 rows): 0.5
     assert e.attn_bw_eff == pytest.approx(attn_share, abs=0.15)
-    from assistant import api
+    from assistant.service import api
     ask = dict(model="meta-llama/Meta-Llama-3-8B-Instruct", gpu="rtx-4090", engine="exllamav2", precision="int8",
                output_tokens=257)
     short, long = api.speed(prompt_tokens=138, **ask), api.speed(prompt_tokens=15985, **ask)
@@ -228,7 +228,7 @@ def test_sglang_takes_the_torch_group_bandwidth_so_the_h20_shortfall_stays_with_
     # SGLang runs 16-bit linears on torch / cuBLAS like vLLM (engines.csv bw_group torch); its only rows are
     # on the H20, so without the GPU share its fit read 0.30 of HBM bandwidth and put SGLang on an H100 at
     # half vLLM's speed. Now Llama 3.1 8B bf16 at batch 1 on an H100 is within 10 % for the two engines.
-    from assistant import api
+    from assistant.service import api
     kw = dict(model="meta-llama/Llama-3.1-8B", gpu="h100-sxm", precision="bf16", batch=1, prompt_tokens=512,
               output_tokens=256)
     vllm, sglang = (api.speed(engine=e, **kw).decode_tokens_per_s for e in ("vllm", "sglang"))

@@ -5,7 +5,7 @@ tests/data/speed_measurements.csv.
 
 import pytest
 
-from assistant import api
+from assistant.service import api
 from knowledge.catalog import resolve_engine, resolve_kernel
 from tools.kernels import KernelProfile
 from tools.schemas import GpuSpec, ModelArch, validated

@@ -5,7 +5,7 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from assistant import api
+from assistant.service import api
 from tools.errors import AdvisorError
 
 MODELS = ["llama-3.1-8b", "mixtral-8x7b", "deepseek-v3", "gemma-3-27b", "falcon-7b", "phi-2", "qwen3-30b-a3b"]

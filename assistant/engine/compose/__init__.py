@@ -2,7 +2,7 @@
 
     compose(query, done) -> Sections
 
-`done` is [(tool name, args, result dict)] as `assistant.tool_registry.run_tool` returns them. Numbers
+`done` is [(tool name, args, result dict)] as `assistant.service.registry.run_tool` returns them. Numbers
 are only copied from tool results or the user's words, never computed here; every statement is a
 Finding (a message code and its parameters) that the renderers put into words per language.
 """

@@ -7,8 +7,8 @@ import json
 import sys
 from typing import Any
 
-from assistant.cli_args import Parser, add_listing, add_model_args, add_request_options, integer, positive_float
-from assistant.image_cli import add_image_args, format_image_cost, image_kwargs
+from assistant.frontends.cli.args import Parser, add_listing, add_model_args, add_request_options, integer, positive_float
+from assistant.frontends.cli.images import add_image_args, format_image_cost, image_kwargs
 from tools.load import TRAFFIC_FIELDS
 from tools.recommend import RecommendRequest
 from tools.schemas import PriceQuery
@@ -38,7 +38,7 @@ def _money(v: float | None) -> str:
 
 
 def _run_prices(args: argparse.Namespace) -> int:
-    from assistant import api
+    from assistant.service import api
     from assistant.engine.formatting import table
 
     res = api.prices(**{f: getattr(args, f) for f in PriceQuery.model_fields})
@@ -84,7 +84,7 @@ def _add_catalog(sub: Any) -> None:
 
 
 def _run_refresh(args: argparse.Namespace) -> int:
-    from assistant import api
+    from assistant.service import api
 
     progress = None if args.json else (lambda msg: print(msg, file=sys.stderr, flush=True))
     rep = api.catalog_refresh(args.sources, args.provider, progress, strict=args.strict, as_of=args.as_of,
@@ -114,7 +114,7 @@ def _run_refresh(args: argparse.Namespace) -> int:
 
 
 def _run_catalog_info(args: argparse.Namespace) -> int:
-    from assistant import api
+    from assistant.service import api
     from assistant.engine.formatting import table
 
     info = api.catalog_info()
@@ -190,7 +190,7 @@ def _add_cost(sub: Any) -> None:
 
 
 def _run_cost(args: argparse.Namespace) -> int:
-    from assistant import api
+    from assistant.service import api
 
     hours = args.hours
     if args.minutes is not None:
@@ -288,7 +288,7 @@ def _add_recommend(sub: Any) -> None:
 
 
 def _run_recommend(args: argparse.Namespace) -> int:
-    from assistant import api
+    from assistant.service import api
 
     goal = {f: getattr(args, f) for f in (*RecommendRequest.model_fields, "examples", "tokens_per_example")}
     if goal["workload"] is None and args.method:

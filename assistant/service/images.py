@@ -1,6 +1,6 @@
 """Image-generation entry points for the front ends: memory, speed, cost and recommendations.
 
-assistant.api re-exports these and routes diffusion pipeline names to them from vram(), speed(),
+assistant.service.api re-exports these and routes diffusion pipeline names to them from vram(), speed(),
 cost() and recommend(). Resolution is `resolution` (1024 or "1024x768") or `width`/`height`.
 """
 
@@ -157,7 +157,7 @@ def image_cost(*, model: str, gpu: str, images: int | None = None, images_per_ho
     Raises:
         AdvisorError subclasses with user-facing messages.
     """
-    from assistant import api
+    from assistant.service import api
 
     if images is None and images_per_hour is None and not serve:
         raise InvalidCombination("give --images N for a batch job, or --serve (with --images-per-hour) for an endpoint")

@@ -10,7 +10,7 @@ __all__ = ["Advisor", "Answer", "advisor", "catalog_info", "cost", "guide", "rec
 
 from typing import Any
 
-from assistant.image_api import image_cost, image_recommend, image_speed, image_vram  # noqa: F401
+from assistant.service.images import image_cost, image_recommend, image_speed, image_vram  # noqa: F401
 from assistant.service.models import (list_gpus, list_models, resolve_model_arch, speed, train_time,  # noqa: F401
                                       vram)
 from assistant.service.money import (catalog_info, catalog_refresh, cost, job_totals, price_db,  # noqa: F401
@@ -23,10 +23,10 @@ _ADVISORS: dict[str, Any] = {}
 
 def advisor(backend: str | None = None) -> Any:
     """The process's Advisor for the current data directory and backend (created on first use)."""
-    from assistant.advisor import Advisor
-    from assistant.settings import data_dir
+    from assistant.service.advisor import Advisor
+    from assistant.runtime.settings import data_dir
 
-    from assistant.backends import resolve_backend
+    from assistant.runtime.backends import resolve_backend
 
     b = resolve_backend(backend)
     key = f"{data_dir()}|{b}"
@@ -37,7 +37,7 @@ def advisor(backend: str | None = None) -> Any:
 
 def __getattr__(name: str) -> Any:  # lazy re-exports: importing LangChain costs ~1 s
     if name in ("Advisor", "Answer"):
-        import assistant.advisor as adv
+        import assistant.service.advisor as adv
 
         return getattr(adv, name)
     raise AttributeError(name)

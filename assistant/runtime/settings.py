@@ -85,3 +85,14 @@ def trusted_proxies() -> list[str]:
     """GPU_ADVISOR_TRUSTED_PROXIES: addresses or networks (comma-separated) whose X-Forwarded-For is believed."""
     raw = os.environ.get("GPU_ADVISOR_TRUSTED_PROXIES", "")
     return [p.strip() for p in raw.split(",") if p.strip()]
+
+
+def apply_trusted_proxies() -> list[str]:
+    """Make uvicorn believe X-Forwarded-For only from GPU_ADVISOR_TRUSTED_PROXIES (default: from nobody).
+
+    uvicorn otherwise trusts it from 127.0.0.1, so any local client could pose as any address and
+    walk around the per-client limits. Call before the server starts (uvicorn reads it then).
+    """
+    proxies = trusted_proxies()
+    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(proxies)  # "" trusts no one
+    return proxies

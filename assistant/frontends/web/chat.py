@@ -1,7 +1,7 @@
 """One chat turn for the web app, as the list of messages a gr.Chatbot shows; and a thread restored.
 
 Order on screen (answer first): the question, the answer (headline card, key numbers, chart, way
-forward, the rest folded; assistant/web_render.py), then the tool steps folded below it. While the
+forward, the rest folded; assistant/frontends/web/render.py), then the tool steps folded below it. While the
 tools run, their steps show as pending so the wait is visible; when the answer arrives it takes its
 place right under the question.
 """
@@ -17,8 +17,8 @@ from typing import Any, Iterator
 
 import gradio as gr
 
-from assistant import ui_data
-from assistant.web_render import answer_html, footnotes_html, isolate_latin, restored_html
+from assistant.frontends.web import ui_data
+from assistant.frontends.web.render import answer_html, footnotes_html, isolate_latin, restored_html
 
 MAX_RECENT = 20
 

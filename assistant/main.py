@@ -1,4 +1,4 @@
-"""`gpu-advisor` command line: a thin front end over assistant.api.
+"""`gpu-advisor`: the process entry; the command line (assistant.frontends.cli) plus `slack`, which serves the bot.
 
 Exit codes: 0 success, 2 bad input (message names the value and what is accepted), 1 unexpected.
 """
@@ -8,12 +8,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import Sequence
+from typing import Any, Sequence
 
-from assistant.cli_args import Parser
-from assistant.cli_calc import _add_speed, _add_train_time, _add_vram
-from assistant.cli_chat import _add_ask, _add_guide, _add_lists, _add_slack
-from assistant.cli_money import _add_catalog, _add_cost, _add_prices, _add_recommend
+from assistant.frontends.cli.args import Parser, integer
+from assistant.frontends.cli.calc import _add_speed, _add_train_time, _add_vram
+from assistant.frontends.cli.chat import _add_ask, _add_guide, _add_lists
+from assistant.frontends.cli.threads import add_thread_parser
+from assistant.frontends.cli.money import _add_catalog, _add_cost, _add_prices, _add_recommend
 from tools.errors import AdvisorError
 
 
@@ -33,10 +34,28 @@ def build_parser() -> argparse.ArgumentParser:
     _add_ask(sub)
     _add_lists(sub)
     _add_slack(sub)
-    from assistant.cli_threads import add_thread_parser
-
     add_thread_parser(sub)
     return parser
+
+
+def _add_slack(sub: Any) -> None:
+    p = sub.add_parser("slack", help="run the team Slack bot (Socket Mode if SLACK_APP_TOKEN is set, else HTTP)",
+                       description="Serve the Slack bot; see docs/slack.md for creating the app and its env vars.")
+    p.add_argument("--port", type=integer, help="HTTP mode: port for /slack/events (default $PORT, else 3000)")
+    p.add_argument("--host", default="127.0.0.1",
+                   help="HTTP mode: interface to listen on (default 127.0.0.1, behind a TLS proxy; 0.0.0.0 for all)")
+    p.set_defaults(func=_run_slack)
+
+
+def _run_slack(args: argparse.Namespace) -> int:
+    from assistant.frontends.slack import bot as slack  # slack_bolt loads only for this command
+
+    try:
+        slack.run(port=args.port, host=args.host)
+    except slack.SlackConfigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

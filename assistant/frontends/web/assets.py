@@ -1,7 +1,7 @@
 """The web app's stylesheet and page script (constants; app.py passes them to Gradio's launch()).
 
 CSS: an Urdu font stack (Noto Nastaliq Urdu, then Noto Naskh Arabic: Debian fonts-noto-core) with
-room for Nastaliq's tall lines; the answer card, key numbers, HTML bar charts (assistant/web_chart.py)
+room for Nastaliq's tall lines; the answer card, key numbers, HTML bar charts (assistant/frontends/web/chart.py)
 and tables that scroll inside their own box on a phone; headers break only between words.
 
 Script (HEAD_JS): answer-first scrolling: when a new answer card appears in the chat, it is scrolled
@@ -76,7 +76,7 @@ details.ga-fn blockquote { margin: 4px 0 8px; padding: 4px 10px; border-inline-s
   overflow-wrap: normal; word-break: normal; }
 .ga-table th.ga-num { text-align: end; }
 .ga-table caption { text-align: start; font-weight: 600; padding: 4px 0; }
-/* charts (assistant/web_chart.py) */
+/* charts (assistant/frontends/web/chart.py) */
 .ga-chart { margin: 8px 0 10px; font-size: 13px; max-width: 640px; }
 .ga-chart-title { font-weight: 700; font-size: 14px; margin-bottom: 4px; }
 .ga-legend { display: flex; flex-wrap: wrap; gap: 2px 12px; margin: 2px 0 6px; }

@@ -2,7 +2,7 @@
 
 `Advisor().ask(question, thread_id=...)` returns an Answer; `Advisor().stream(...)` yields events
 (tool_start, tool_end, text, answer) for the UI and Slack. The backend is the embedded router or
-any LangChain chat model (assistant.backends); an LLM turn that fails, times out, loops or calls no
+any LangChain chat model (assistant.runtime.backends); an LLM turn that fails, times out, loops or calls no
 tool falls back to the router for that turn, and every answer passes the grounding guard.
 """
 
@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 from pydantic import BaseModel
 
-from assistant.settings import MAX_QUESTION_CHARS, data_dir
+from assistant.runtime.settings import MAX_QUESTION_CHARS, data_dir
 
 
 class ToolCall(BaseModel):
@@ -57,8 +57,8 @@ class Advisor:
 
     def __init__(self, backend: str | None = None, checkpoint_path: str | None = None, chat_model: Any = None,
                  store: Any = None):
-        from assistant.backends import make_chat_model, resolve_backend
-        from assistant.prompts import SYSTEM_PROMPT
+        from assistant.runtime.backends import make_chat_model, resolve_backend
+        from assistant.service.prompts import SYSTEM_PROMPT
         from assistant.threads import open_store
 
         self.backend = "custom" if chat_model is not None else resolve_backend(backend)
@@ -71,7 +71,7 @@ class Advisor:
         if self.backend != "router":
             from langchain.agents import create_agent  # ~1 s to import: only when an LLM is configured
 
-            from assistant.tool_registry import TOOLS
+            from assistant.service.registry import TOOLS
 
             model = chat_model if chat_model is not None else make_chat_model(self.backend)
             self.llm_agent = create_agent(model, TOOLS, system_prompt=SYSTEM_PROMPT)
@@ -155,7 +155,7 @@ class Advisor:
             except _Fallback as why:
                 reason = str(why)
             except Exception as exc:  # connection refused, 429, 5xx, timeouts, malformed output, loops
-                from assistant.secrets import scrub_secrets
+                from assistant.runtime.secrets import scrub_secrets
 
                 first = str(exc).splitlines()[0][:160] if str(exc) else ""
                 reason = scrub_secrets(f"{exc.__class__.__name__}: {first}")
@@ -206,7 +206,7 @@ class Advisor:
         from assistant.engine.compose import compose
         from assistant.engine.render import render_markdown
         from assistant.engine.understand import understand_dialogue
-        from assistant.grounding import check, scrub
+        from assistant.engine.grounding import check, scrub
 
         config = {"recursion_limit": 12}
         calls: dict[str, ToolCall] = {}
@@ -292,7 +292,7 @@ def _turn_graph() -> Any:
     from assistant.engine.compose import compose
     from assistant.engine.graph import build_turn_graph
     from assistant.engine.render import render_markdown, scrub_sections
-    from assistant.grounding import check
-    from assistant.tool_registry import run_tool
+    from assistant.engine.grounding import check
+    from assistant.service.registry import run_tool
 
     return build_turn_graph(run_tool, compose, render_markdown, check, scrub_sections)

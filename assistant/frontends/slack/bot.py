@@ -1,7 +1,7 @@
 """Slack front end: answers @mentions, direct messages and `/gpu <question>` with the advisor.
 
-A thin front end like cli.py: it calls `assistant.api.advisor().ask()` and turns the Answer into
-Block Kit (assistant.slack_blocks). Every request is acknowledged at once (Slack wants an answer
+A thin front end like cli.py: it calls `assistant.service.api.advisor().ask()` and turns the Answer into
+Block Kit (assistant.frontends.slack.blocks). Every request is acknowledged at once (Slack wants an answer
 within 3 s); the work runs in Bolt's listener thread pool (`process_before_response=False`): a
 reaction and a "Working on it…" reply show it started, and that reply is updated with the answer.
 
@@ -36,9 +36,9 @@ from slack_bolt.error import BoltError
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from assistant import api
-from assistant.shared_limits import shared_seen, shared_user_limit
-from assistant.slack_blocks import answer_blocks, escape
+from assistant.service import api
+from assistant.runtime.limits import shared_seen, shared_user_limit
+from assistant.frontends.slack.blocks import answer_blocks, escape
 from assistant.threads import slack_owner
 
 DEFAULT_API_URL = "https://slack.com/api/"
@@ -174,7 +174,7 @@ class _Bot:
             ans = self.advisor().ask(question, thread_id=thread_id, owner=owner)
         except Exception as exc:
             # tools.errors.AdvisorError messages are written for users (front ends import only
-            # assistant.api, so match the base class by name).
+            # assistant.service.api, so match the base class by name).
             if any(c.__name__ == "AdvisorError" for c in type(exc).__mro__):
                 text = escape(str(exc))[:3000]
                 return text, [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]
@@ -444,7 +444,7 @@ def run(port: int | None = None, host: str = DEFAULT_HOST) -> None:
             port = int(os.environ.get("PORT") or DEFAULT_PORT)
         except ValueError:
             raise SlackConfigError(f"PORT must be a port number, not {os.environ.get('PORT')!r}.") from None
-    from assistant.web_security import apply_trusted_proxies
+    from assistant.runtime.settings import apply_trusted_proxies
 
     apply_trusted_proxies()  # X-Forwarded-For only from GPU_ADVISOR_TRUSTED_PROXIES
     log.info("GPU Advisor for Slack: HTTP mode, events at http://%s:%d/slack/events", host, port)

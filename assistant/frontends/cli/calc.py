@@ -6,8 +6,8 @@ import argparse
 import json
 from typing import Any
 
-from assistant.cli_args import add_model_args, add_request_options, integer
-from assistant.image_cli import add_image_args, format_image_speed, image_kwargs
+from assistant.frontends.cli.args import add_model_args, add_request_options, integer
+from assistant.frontends.cli.images import add_image_args, format_image_speed, image_kwargs
 from tools.schemas import VramRequest
 from tools.throughput import SpeedRequest
 from tools.training import TrainRequest
@@ -29,7 +29,7 @@ def _add_vram(sub: Any) -> None:
 
 
 def _run_vram(args: argparse.Namespace) -> int:
-    from assistant import api
+    from assistant.service import api
 
     request = {f: getattr(args, f) for f in VramRequest.model_fields}
     if request["tensor_parallel"] is None and request["method"] in (None, "inference") and request["gpus"]:
@@ -79,7 +79,7 @@ def _add_speed(sub: Any) -> None:
 
 
 def _run_speed(args: argparse.Namespace) -> int:
-    from assistant import api
+    from assistant.service import api
 
     est = api.speed(model=args.model, config=args.config, params_b=args.params_b, gpu=args.gpu, engine=args.engine,
                     **{f: getattr(args, f) for f in SpeedRequest.model_fields},
@@ -126,7 +126,7 @@ def _add_train_time(sub: Any) -> None:
 
 
 def _run_train_time(args: argparse.Namespace) -> int:
-    from assistant import api
+    from assistant.service import api
 
     est = api.train_time(model=args.model, config=args.config, params_b=args.params_b, gpu=args.gpu,
                          examples=args.examples, tokens_per_example=args.tokens_per_example,

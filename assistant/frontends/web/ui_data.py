@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-from assistant.settings import MAX_QUESTION_CHARS
+from assistant.runtime.settings import MAX_QUESTION_CHARS
 
 CHART_COLUMNS = ["item", "value", "part"]
 # Human names of the memory components the calculator returns (its keys are code identifiers).

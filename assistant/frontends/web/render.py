@@ -18,9 +18,9 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
-from assistant import ui_data
+from assistant.frontends.web import ui_data
 from assistant.engine.formatting import number
-from assistant.web_chart import chart_from
+from assistant.frontends.web.chart import chart_from
 
 VERDICT_WORDS = {"en": {"yes": "Yes", "no": "No", "partly": "Partly", "ask": "Need one detail",
                         "error": "Could not answer"},

@@ -7,8 +7,7 @@ de-duplication that live in Redis when GPU_ADVISOR_REDIS_URL is set (so replicas
 
 from __future__ import annotations
 
-__all__ = ["AuthConfigError", "LoginThrottle", "RateLimit", "Users", "WebGuard", "apply_trusted_proxies",
-           "client_address", "hash_password", "parse_json_body", "rest_auth", "scrub_secrets", "shared_seen",
+__all__ = ["AuthConfigError", "LoginThrottle", "RateLimit", "Users", "WebGuard",            "client_address", "hash_password", "parse_json_body", "rest_auth", "scrub_secrets", "shared_seen",
            "shared_user_limit"]
 
 import logging
@@ -19,8 +18,8 @@ import threading
 import time
 from typing import Any, Callable
 
-from assistant.shared_limits import RateLimit, Windows, shared_seen, shared_user_limit
-from assistant.secrets import scrub_secrets  # noqa: E402,F401 - re-exported (the web front end scrubs too)
+from assistant.runtime.limits import RateLimit, Windows, shared_seen, shared_user_limit
+from assistant.runtime.secrets import scrub_secrets  # noqa: E402,F401 - re-exported (the web front end scrubs too)
 
 
 # ---------------------------------------------------------------- users and passwords
@@ -62,7 +61,7 @@ class AuthConfigError(ValueError):
 
 class Users:
     """Who may sign in: GPU_ADVISOR_AUTH ("user:password" pairs, comma-separated; a password may be a
-    scrypt hash from `python -m assistant.web_security hash`) and/or GPU_ADVISOR_AUTH_FILE (one
+    scrypt hash from `python -m assistant.frontends.web.security hash`) and/or GPU_ADVISOR_AUTH_FILE (one
     "user:password-or-hash" a line, # comments). Empty: auth is off."""
 
     def __init__(self, entries: dict[str, str]):
@@ -188,19 +187,6 @@ class LoginThrottle:
 
 
 # ---------------------------------------------------------------- proxies
-
-def apply_trusted_proxies() -> list[str]:
-    """Make uvicorn believe X-Forwarded-For only from GPU_ADVISOR_TRUSTED_PROXIES (default: from nobody).
-
-    uvicorn otherwise trusts it from 127.0.0.1, so any local client could pose as any address and
-    walk around the per-client limits. Call before the server starts (uvicorn reads it then).
-    """
-    from assistant.settings import trusted_proxies
-
-    proxies = trusted_proxies()
-    os.environ["FORWARDED_ALLOW_IPS"] = ",".join(proxies)  # "" trusts no one
-    return proxies
-
 
 # ---------------------------------------------------------------- the web app's guard (ASGI middleware)
 
@@ -368,13 +354,13 @@ def _has_surrogate(value: Any) -> bool:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m assistant.web_security hash`: read a password (stdin or prompt), print its scrypt hash."""
+    """`python -m assistant.frontends.web.security hash`: read a password (stdin or prompt), print its scrypt hash."""
     import getpass
     import sys
 
     args = sys.argv[1:] if argv is None else argv
     if args != ["hash"]:
-        print("usage: python -m assistant.web_security hash   (then add user:HASH to GPU_ADVISOR_AUTH_FILE)")
+        print("usage: python -m assistant.frontends.web.security hash   (then add user:HASH to GPU_ADVISOR_AUTH_FILE)")
         return 2
     pw = getpass.getpass("Password: ") if sys.stdin.isatty() else sys.stdin.readline().rstrip("\n")
     if not pw:

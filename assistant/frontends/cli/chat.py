@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from assistant.cli_args import add_listing, integer
+from assistant.frontends.cli.args import add_listing, integer
 
 
 def _add_guide(sub: Any) -> None:
@@ -20,7 +20,7 @@ def _add_guide(sub: Any) -> None:
 
 
 def _run_guide(args: argparse.Namespace) -> int:
-    from assistant import api
+    from assistant.service import api
 
     hits = api.guide(args.question, args.lang, args.k)
     if args.json:
@@ -51,7 +51,7 @@ def _add_ask(sub: Any) -> None:
 
 
 def _run_ask(args: argparse.Namespace) -> int:
-    from assistant import api
+    from assistant.service import api
 
     q = " ".join(args.question)
     ans = api.advisor(args.backend).ask(q, thread_id=args.thread, lang=args.lang)
@@ -69,7 +69,7 @@ def _run_chat(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markdown import Markdown
 
-    from assistant import api
+    from assistant.service import api
 
     console = Console()
     tid = args.thread or uuid.uuid4().hex
@@ -96,7 +96,7 @@ def _add_lists(sub: Any) -> None:
 
 
 def _run_models(args: argparse.Namespace) -> int:
-    from assistant import api
+    from assistant.service import api
     from assistant.engine.formatting import table
 
     rows = api.list_models()
@@ -109,7 +109,7 @@ def _run_models(args: argparse.Namespace) -> int:
 
 
 def _run_gpus(args: argparse.Namespace) -> int:
-    from assistant import api
+    from assistant.service import api
     from assistant.engine.formatting import table
 
     rows = api.list_gpus()
@@ -120,24 +120,4 @@ def _run_gpus(args: argparse.Namespace) -> int:
         print(table(("id", "name", "memory (GiB)", "bandwidth (GB/s)", "aliases"),
                     [(r["id"], r["name"], fmt(r["memory_gib"]), fmt(r["mem_bandwidth_gb_per_s"]),
                       ", ".join(r["aliases"][:3])) for r in rows], align="llrrl"))
-    return 0
-
-
-def _add_slack(sub: Any) -> None:
-    p = sub.add_parser("slack", help="run the team Slack bot (Socket Mode if SLACK_APP_TOKEN is set, else HTTP)",
-                       description="Serve the Slack bot; see docs/slack.md for creating the app and its env vars.")
-    p.add_argument("--port", type=integer, help="HTTP mode: port for /slack/events (default $PORT, else 3000)")
-    p.add_argument("--host", default="127.0.0.1",
-                   help="HTTP mode: interface to listen on (default 127.0.0.1, behind a TLS proxy; 0.0.0.0 for all)")
-    p.set_defaults(func=_run_slack)
-
-
-def _run_slack(args: argparse.Namespace) -> int:
-    from assistant import slack
-
-    try:
-        slack.run(port=args.port, host=args.host)
-    except slack.SlackConfigError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
     return 0

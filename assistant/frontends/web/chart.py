@@ -21,7 +21,7 @@ from typing import Any
 
 import pandas as pd
 
-from assistant import ui_data
+from assistant.frontends.web import ui_data
 
 # Fixed colours for the parts the tools name; anything else (a GPU, an option) hashes into _PALETTE,
 # so the same name gets the same colour in every answer.

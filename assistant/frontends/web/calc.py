@@ -1,4 +1,4 @@
-"""The web app's calculator tabs: forms over assistant.api, results as HTML (card, chart, table).
+"""The web app's calculator tabs: forms over assistant.service.api, results as HTML (card, chart, table).
 
 Optional numbers are blank text fields (a blank gr.Number shows "0"); the fields shown follow the
 mode (serve / fine-tune); a bad value is marked on its own field (Gradio's validator) while the
@@ -18,9 +18,10 @@ from typing import Any, Callable
 
 import gradio as gr
 
-from assistant import api, ui_data
-from assistant.web_chart import chart_from
-from assistant.web_render import markdown_html, table_html
+from assistant.service import api
+from assistant.frontends.web import ui_data
+from assistant.frontends.web.chart import chart_from
+from assistant.frontends.web.render import markdown_html, table_html
 from tools.errors import AdvisorError, InvalidInput, UnknownGpu, UnknownModel
 
 # CLI flags that tool messages mention, in the form's words.

@@ -20,7 +20,7 @@ _log = logging.getLogger("gpu_advisor.security")
 
 def _redis() -> Any:
     """A Redis client for GPU_ADVISOR_REDIS_URL (connections are made lazily), or None when unset."""
-    from assistant.settings import redis_url
+    from assistant.runtime.settings import redis_url
 
     url = redis_url()
     if not url:
@@ -38,7 +38,7 @@ _REDIS_LOCK = threading.Lock()
 
 
 def _key(*parts: str) -> str:
-    from assistant.settings import redis_prefix
+    from assistant.runtime.settings import redis_prefix
 
     return redis_prefix() + ":".join(parts)
 

@@ -1,4 +1,4 @@
-"""THE list of tools the assistant may call: LangChain tools over assistant.api.
+"""THE list of tools the assistant may call: LangChain tools over assistant.service.api.
 
 Each tool has a pydantic argument schema and a docstring written for a model. A tool never
 raises for a user-facing problem: an AdvisorError comes back as {"error": "..."} so the model (or
@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from assistant import api
+from assistant.service import api
 from tools.errors import AdvisorError
 from tools.recommend import RecommendRequest
 from tools.schemas import PriceQuery, VramRequest

@@ -30,7 +30,7 @@ def answer_blocks(answer: Any) -> tuple[str, list[dict[str, Any]]]:
     """Block Kit for an advisor Answer.
 
     Args:
-        answer: an `assistant.advisor.Answer` (or a dict with the same fields) whose `sections` hold
+        answer: an `assistant.service.advisor.Answer` (or a dict with the same fields) whose `sections` hold
             the typed answer; `answer` (the text) is used only when there are no sections.
 
     Returns:

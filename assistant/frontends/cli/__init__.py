@@ -1,0 +1,1 @@
+"""The `gpu-advisor` command line."""

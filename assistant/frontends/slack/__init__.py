@@ -1,0 +1,1 @@
+"""The team Slack bot."""

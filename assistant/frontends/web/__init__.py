@@ -1,0 +1,1 @@
+"""The Gradio chat app's pieces (app.py is the entry)."""

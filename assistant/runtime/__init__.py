@@ -1,0 +1,1 @@
+"""Process plumbing: settings, secrets, shared limits, LLM backends."""
