@@ -18,6 +18,7 @@ from assistant.engine.names import find_concepts
 from assistant.engine.normalise import normalise
 from assistant.engine.query import Query
 from knowledge.catalog import is_image_pipeline, resolve_model
+from knowledge.concepts import concept_ids
 from knowledge.lexicon import pattern_map, patterns
 
 
@@ -47,9 +48,38 @@ def finalize(q: Query, keep_intents: list[str] | None = None) -> Query:
         if (len(q.providers) >= 2 or len(q.gpus) >= 2 or q.setting_alternatives) and "compare" not in q.intents:
             q.intents.append("compare")  # "what about lambda and nebius", "int8 then, is that quicker?": side by side
         _implied(q, q.intents, cue_set("intent_cues", t), t)
+    _explain_or_observe(t, q)
     _default_method(q)
     _check_ranges(q)
     return q
+
+
+def _explain_or_observe(t: str, q: Query) -> None:
+    """An explanation asked for ("what is a KV cache", "why is decoding memory-bound") or an observation
+    reported ("I get 15 tok/s, normal?", "vLLM keeps OOMing"): the topics are explained from
+    knowledge/concepts.json; an observed speed is weighed against the estimate instead of read as a target;
+    prices and rankings come only when the words ask for a card to rent."""
+    order = concept_ids()
+    q.topics = sorted(cue_set("explain_topics", t), key=order.index)
+    q.observed = bool(patterns("diagnose_cues").search(t)) and bool(q.topics or q.min_tokens_per_s)
+    if q.observed and q.min_tokens_per_s:
+        q.observed_tokens_per_s, q.min_tokens_per_s = q.min_tokens_per_s, None
+        if q.method in (None, "inference") and "training_throughput" not in q.topics:
+            q.topics.append("slow_decode")  # what usually costs decode speed, beside the estimate
+    cues = cue_set("intent_cues", t)
+    priced = bool(cues & {"prices", "cost"})  # "what is the H100's rate on spot?" asks for prices, not a concept
+    asks = _hint("why", t) or _hint("difference", t) or \
+        (("guide" in cues or _hint("concept_beside_number", t)) and not priced)
+    q.explain = bool(q.topics) and bool(asks) and not q.observed
+    if not (q.explain or q.observed):
+        return
+    rent = _hint("which_gpu", t) or priced or bool(q.budget_usd_total or q.budget_usd_per_hour)
+    keep = [i for i in q.intents if i not in ("guide", "help", "out_of_scope")
+            and (rent or i not in ("prices", "cost", "recommend"))]
+    if q.observed and q.observed_tokens_per_s and q.has_model and q.has_gpu and "speed" not in keep and \
+            q.method in (None, "inference"):
+        keep.insert(0, "speed")
+    q.intents = (keep + ["guide"]) if q.observed and keep else ["guide"] + keep
 
 
 def _default_method(q: Query) -> None:

@@ -31,7 +31,8 @@ def _guide(q: Query) -> Call:
              "compare": "memory bandwidth HBM GDDR VRAM"}.get(q.intent, "")
     own = q.intent in ("guide", "help") or "guide" in q.intents or _OWN_TOPIC.search(q.text)
     question = q.text if own else f"{q.text} {topic}"
-    return {"name": "search_guide", "args": {"question": question[:2000], "lang": q.answer_lang, "k": 2}}
+    topics = {"topics": q.topics[:4]} if q.topics and (q.explain or q.observed) else {}
+    return {"name": "search_guide", "args": {"question": question[:2000], "lang": q.answer_lang, "k": 2} | topics}
 
 
 def plan(q: Query, done: Done | None = None) -> list[Call]:

@@ -15,6 +15,8 @@ from assistant.engine.query import Query
 from knowledge.catalog import is_image_pipeline
 
 def second_round(q: Query, done: Done) -> list[Call]:
+    if q.explain:
+        return []  # an explanation with its worked number: no ways forward, no offers to rent
     names = [d[0] for d in done]
     if "way_forward" not in names and not _image_levers_done(q, done):
         forward = _way_forward(q, done)

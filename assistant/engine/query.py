@@ -105,6 +105,10 @@ class _QueryFields(BaseModel):
     lora_targets: str | None = None
     grad_checkpointing: bool | None = None
     billing: bool = Field(False, description="asks about billing granularity")
+    topics: list[str] = Field(default_factory=list, description="concepts the words name (knowledge/concepts.json ids)")
+    explain: bool = Field(False, description="the question asks for an explanation of its topics (what, why, how)")
+    observed: bool = Field(False, description="the user reports what they see (a speed, an error) and asks if it is right")
+    observed_tokens_per_s: float | None = Field(None, description="a decode speed the user observed, tokens/s")
     unpriced_alternative: Literal["hosted_api", "own_hardware"] | None = Field(
         None, description="renting weighed against an option whose prices are not in the data (an API, buying a GPU)")
     lang: Literal["en", "ur", "roman-ur"] = Field("en", description="language the question is written in")

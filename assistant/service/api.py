@@ -5,7 +5,7 @@ Imports stay light (no LangChain, no Gradio) so `gpu-advisor vram` starts fast.
 
 from __future__ import annotations
 
-__all__ = ["Advisor", "Answer", "advisor", "catalog_info", "cost", "guide", "recommend", "catalog_refresh", "list_gpus", "list_models", "price_db", "prices", "resolve_model_arch",
+__all__ = ["Advisor", "Answer", "advisor", "catalog_info", "cost", "explain", "guide", "recommend", "catalog_refresh", "list_gpus", "list_models", "price_db", "prices", "resolve_model_arch",
            "levers", "solve", "speed", "train_time", "transfer_cost", "vram", "image_cost", "image_recommend", "image_speed", "image_vram"]
 
 from typing import Any
@@ -16,6 +16,7 @@ from assistant.service.models import (list_gpus, list_models, resolve_model_arch
 from assistant.service.money import (catalog_info, catalog_refresh, cost, job_totals, price_db,  # noqa: F401
                                      prices, transfer_cost)
 from assistant.service.planning import guide, levers, recommend, solve  # noqa: F401
+from knowledge.concepts import explain  # noqa: F401
 
 
 _ADVISORS: dict[str, Any] = {}

@@ -161,6 +161,8 @@ class GuideArgs(BaseModel):
     question: str = Field(description="the user's question, in their words")
     lang: Literal["en", "ur"] | None = None
     k: int = Field(2, ge=1, le=5)
+    topics: list[str] = Field(default_factory=list, max_length=6,
+                              description="concepts to explain (ids of knowledge/concepts.json), e.g. 'kv_cache'")
 
 
 def _clean(x: Any) -> Any:
@@ -233,7 +235,10 @@ def _prices(**kw: Any) -> dict:
 
 def _guide(**kw: Any) -> dict:
     hits = api.guide(kw["question"], kw.get("lang"), kw.get("k", 2))
-    return {"passages": [h.__dict__ for h in hits]}
+    out: dict[str, Any] = {"passages": [h.__dict__ for h in hits]}
+    if kw.get("topics"):
+        out["concepts"] = api.explain(kw["topics"], kw.get("lang") or "en")
+    return out
 
 
 def _vram_request(kw: dict[str, Any]) -> dict[str, Any]:

@@ -59,6 +59,7 @@ def compose(query: Query, done: Done, scenarios: list[dict[str, Any]] | None = N
         s.headline.append(Finding(code=f"answer.{query.intent}"))
         return s
     _errors(query, done, s)
+    _concepts(query, done, s)
     if _computed(done):
         order = [_FIRST.get(query.intent, "vram_calculator")]
         if query.solve_for:
@@ -78,7 +79,7 @@ def compose(query: Query, done: Done, scenarios: list[dict[str, Any]] | None = N
         drop_repeated_defaults(s)
         s.key_numbers = _first_of_each(s.key_numbers)
         s.explanation = [f for i, f in enumerate(s.explanation)  # one reason of each kind, the first
-                         if f.code not in {g.code for g in s.explanation[:i]}]
+                         if _reason_key(f) not in {_reason_key(g) for g in s.explanation[:i]}]
         s.assumptions = [f for i, f in enumerate(s.assumptions) if f not in s.assumptions[:i]]
     elif s.verdict != "ask":
         _nothing_computed(query, done, s)
@@ -86,6 +87,23 @@ def compose(query: Query, done: Done, scenarios: list[dict[str, Any]] | None = N
     if s.verdict in ("ask", "error") and not _computed(done):
         s.kind = s.verdict
     return s
+
+
+def _concepts(q: Query, done: Done, s: Sections) -> None:
+    """The topics asked about, explained (knowledge/concepts.json via search_guide): first for an
+    explanation, as the likely causes for an observation (after what the tools found)."""
+    texts = [Finding(code="concept.text", params={"text": c["text"]}, passage_id=(c.get("passages") or [None])[0])
+             for _, r in results(done, "search_guide") for c in r.get("concepts") or []]
+    if q.explain:
+        s.headline += texts
+        s.kind = "explain"
+    else:
+        s.explanation += texts
+
+
+def _reason_key(f: Finding) -> str:
+    """Reasons of one kind say the same thing; each explained concept is its own."""
+    return f.code + (str(f.params.get("text")) if f.code == "concept.text" else "")
 
 
 def _gpu_choice(c: dict[str, Any]) -> Finding:
@@ -325,7 +343,8 @@ def _citations(q: Query, done: Done, s: Sections) -> list[CitationRef]:
     answer's statements rest on (best sentence for that statement); only ids that exist."""
     ids = known_ids()
     out: list[CitationRef] = []
-    for _, r in results(done, "search_guide"):
+    explained = any(r.get("concepts") for _, r in results(done, "search_guide"))
+    for _, r in ([] if explained else results(done, "search_guide")):  # a topic explained: no loose quotes
         for p in (r.get("passages") or [])[:2]:
             c = cite(p.get("id", ""), q.text, s.lang) if p.get("id") in ids else None
             if c and all(x.id != c.id for x in out):

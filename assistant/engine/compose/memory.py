@@ -230,7 +230,9 @@ def speed_part(q: Query, done: Done, s: Sections) -> None:
                 "gpu": item(r), "per": q_(r["decode_tokens_per_s"],
                                           "tok_s"), "target": q_(user_number(q.min_tokens_per_s), "tok_s")}))
         set_verdict(s, "yes" if all(r["decode_tokens_per_s"] >= q.min_tokens_per_s for r in rs) else "no")
-    if r0["bound"] == "memory":
+    if q.observed_tokens_per_s:
+        _observed_speed(q.observed_tokens_per_s, r0, s)
+    if r0["bound"] == "memory" and not q.topics:
         s.explanation.append(Finding(code="why.bandwidth", passage_id="ga-07"))
     s.assumptions.append(Finding(code="assume.speed_estimate", params={"engine": engine_name(r0.get("engine"))}))
     s.assumptions.append(stated("num.prompt_tokens", inp.get("prompt_tokens"), "tokens", q.prompt_tokens is not None
@@ -318,3 +320,13 @@ def train_assumptions(q: Query, args: dict[str, Any], r: dict[str, Any]) -> list
     out.append(stated("num.micro_batch", inp.get("batch"), "int", q.batch is not None))
     out.append(stated("num.seq_len", inp.get("seq_len"), "tokens", q.context_tokens is not None))
     return out
+
+
+def _observed_speed(observed: float, r: dict[str, Any], s: Sections) -> None:
+    """A speed the user sees, beside the estimate for the same setup: well below (a cause to find), about
+    right, or above it. Below is under six tenths of the estimate, above over a quarter more: the estimate's
+    own error is about a tenth (README, 'Performance and accuracy'), so these are well outside it."""
+    expected = r["decode_tokens_per_s"]
+    how = "below" if observed < 0.6 * expected else "above" if observed > 1.25 * expected else "near"
+    s.headline.insert(0, Finding(code=f"diagnose.{how}", params={
+        "observed": q_(user_number(observed), "tok_s"), "expected": q_(expected, "tok_s")}))
