@@ -95,8 +95,9 @@ def _image_calls(q: Query, intents: set[str]) -> list[Call]:
     shape = _image_shape(q)
     calls: list[Call] = []
     sides = gpu_sides(q)
-    if not hourly_only(q) and (intents & {"recommend"} or q.solve_for in ("cheapest_gpu", "fastest_gpu")
-                                or (not q.has_gpu and intents & {"speed", "cost"})):
+    weighed = "compare" in intents and len(q.gpus) >= 2  # the named cards are the options: none to search for
+    if not hourly_only(q) and not weighed and (intents & {"recommend"} or q.solve_for in ("cheapest_gpu", "fastest_gpu")
+                                               or (not q.has_gpu and intents & {"speed", "cost"})):
         a: dict[str, Any] = {"model": q.model, "workload": "endpoint" if q.concurrent_users else "batch"} | \
             {k: v for k, v in shape.items() if k != "batch"}
         for k, v in (("images", q.images), ("deadline_hours", q.deadline_hours), ("concurrent_users", q.concurrent_users),
@@ -116,14 +117,14 @@ def _image_calls(q: Query, intents: set[str]) -> list[Call]:
     for g in q.gpus[:MAX_SIDES]:
         if intents & {"speed", "cost", "compare"}:
             calls.append({"name": "speed_estimator", "args": {"model": q.model, "gpu": g} | shape})
-        if "cost" in intents:
+        if "cost" in intents and (q.images or q.concurrent_users or q.duration_hours or not weighed):
             a = {"model": q.model, "gpu": g} | {k: v for k, v in shape.items() if k != "batch"}
             a |= {"images": q.images} if q.images else {"serve": True} if q.concurrent_users or q.duration_hours else {}
             if q.providers:
                 a["provider"] = q.providers[0]
             calls.append({"name": "cost_estimator", "args": a})
-    if "prices" in intents and not calls:
-        calls += _price_calls(q)
+    if "prices" in intents and not calls or weighed:
+        calls += _price_calls(q)  # two cards weighed: each side's offers, for images per dollar
     return calls
 
 

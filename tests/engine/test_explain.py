@@ -86,3 +86,29 @@ def test_the_concepts_reach_ask_json(adv):
     g = result(a, "search_guide")
     assert [c["id"] for c in g["concepts"]] == ["prefill_decode"]
     assert json.loads(a.model_dump_json())["query"]["topics"] == ["prefill_decode"]
+
+
+def test_a_two_gpu_comparison_names_a_winner_with_both_sides_numbers(adv):
+    a = adv.ask("L4 vs A10G for serving Mistral 7B, which is faster?")
+    speeds = {c.args["gpu"]: c.result["decode_tokens_per_s"] for c in a.tool_calls if c.name == "speed_estimator"}
+    winner = max(speeds, key=speeds.get)
+    first = a.answer.split("\n\n")[1]
+    assert first.startswith(f"**Faster: {winner}") and all(f"{v:.3g}" in first for v in speeds.values())
+    assert first.count("Faster") == 1 and "Faster for one user" not in a.answer
+
+
+def test_for_the_money_weighs_speed_against_each_sides_cheapest_offer(adv):
+    a = adv.ask("A100 or H100 for the money? serving llama 3.1 8b")
+    first = a.answer.split("\n\n")[1]
+    assert first.startswith("**For the money:")
+    prices = {c.args["gpu"]: c.result["offers"][0]["price_usd_per_gpu_hour"] for c in a.tool_calls
+              if c.name == "price_query" and c.args.get("pricing") == "on-demand" and c.result.get("offers")}
+    speeds = {c.args["gpu"]: c.result["decode_tokens_per_s"] for c in a.tool_calls if c.name == "speed_estimator"}
+    best = max(speeds, key=lambda g: speeds[g] / prices[g])
+    assert first.startswith(f"**For the money: {best}") and all(f"${p:.2f}" in first for p in prices.values())
+
+
+def test_a_card_that_does_not_fit_loses_the_comparison(adv):
+    a = adv.ask("T4 vs L4 for llama 3 8b fp16 inference which is better")
+    assert a.answer.split("\n\n")[1].startswith("**L4 wins: it is the only one that fits (T4 does not)")
+    assert "Faster for one user: T4" not in a.answer

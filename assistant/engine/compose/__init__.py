@@ -21,6 +21,7 @@ from assistant.engine.answer import CitationRef, Finding, Sections
 from assistant.engine.compose.citations import cite, known_ids
 from assistant.engine.compose.common import (Done, catalog_model_name, chat_text, engine_name, error_info, model_name,
                                              q_, results, set_verdict, user_number)
+from assistant.engine.compose.compare import decision_part
 from assistant.engine.compose.forward import (drop_repeated_defaults, image_placements_part, image_variants,
                                               levers_part, solve_part)
 from assistant.engine.compose.memory import fit_part, speed_part, train_part
@@ -76,6 +77,7 @@ def compose(query: Query, done: Done, scenarios: list[dict[str, Any]] | None = N
                 s.notices.append(Finding(code="notice.part_failed"))
             if i and key == "vram_calculator" and had:
                 del s.key_numbers[had:]  # the main part's numbers stand; a check at other settings adds its verdict
+        decision_part(query, done, s)
         drop_repeated_defaults(s)
         s.key_numbers = _first_of_each(s.key_numbers)
         s.explanation = [f for i, f in enumerate(s.explanation)  # one reason of each kind, the first
