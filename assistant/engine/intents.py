@@ -15,8 +15,9 @@ __all__ = ["cue_set", "finalize"]
 
 
 from assistant.engine.names import find_concepts
+from assistant.engine.numbers import find_numbers
 from assistant.engine.normalise import normalise
-from assistant.engine.query import Query
+from assistant.engine.query import NUMBER_FACTS, Query
 from knowledge.catalog import is_image_pipeline, resolve_model
 from knowledge.concepts import concept_ids
 from knowledge.lexicon import pattern_map, patterns
@@ -365,6 +366,7 @@ def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
 
 
 def _check_ranges(q: Query) -> None:
+    _invalid_numbers(q)
     if q.model and q.context_tokens:
         try:
             arch = resolve_model(q.model)
@@ -374,3 +376,19 @@ def _check_ranges(q: Query) -> None:
             q.out_of_range.append("context_tokens")
 
 
+_ZERO_ALLOWED = ("storage_gb", "egress_gb", "budget_usd_total", "budget_usd_per_hour")  # "no egress", "a $0 budget" are real
+
+
+def _invalid_numbers(q: Query) -> None:
+    """A number no tool accepts, as the user wrote it ("context -4096", "batch 0.5"): dropped from the Query
+    (the figures use the default, said so) and named, never truncated or passed on as it is. Zero is
+    no amount for a count or a size."""
+    for written, field in q.number_uses.items():
+        kind = NUMBER_FACTS.get(field, (None, ""))[0]
+        nums = find_numbers(normalise(written))
+        if not nums:
+            continue
+        v = -nums[0].value if written.lstrip().startswith("-") and nums[0].value > 0 else nums[0].value
+        if v < 0 or (kind is int and v != int(v)) or (v == 0 and field not in _ZERO_ALLOWED):
+            setattr(q, field, None)
+            q.invalid_numbers[field] = written

@@ -266,7 +266,7 @@ def _price_calls(q: Query) -> list[Call]:
             base["provider"] = ",".join(q.providers)
         if q.regions:
             base["region"] = q.regions[0]
-        if q.budget_usd_per_hour:
+        if q.budget_usd_per_hour is not None:  # "$0 an hour" is a cap no offer meets
             base["max_price_usd_per_gpu_hour"] = q.budget_usd_per_hour
         if q.spot is True and not q.both_pricing:
             out.append({"name": "price_query", "args": base | {"pricing": "spot"}})

@@ -120,6 +120,9 @@ class _QueryFields(BaseModel):
     not_used: list[str] = Field(default_factory=list, description="numbers or names of the question not used")
     number_uses: dict[str, str] = Field(default_factory=dict, description="each number as written -> the fact it filled")
     out_of_range: list[str] = Field(default_factory=list, description="values named as out of range")
+    invalid_numbers: dict[str, str] = Field(default_factory=dict,
+                                            description="a fact's number no tool accepts, as written (negative, a "
+                                                        "fraction of a count): dropped, the default used, said so")
     alternatives: dict[str, float] = Field(default_factory=dict,
                                            description="a fact's second value, to weigh beside the first ('4k vs 32k context')")
     setting_alternatives: dict[str, str] = Field(

@@ -112,3 +112,24 @@ def test_a_card_that_does_not_fit_loses_the_comparison(adv):
     a = adv.ask("T4 vs L4 for llama 3 8b fp16 inference which is better")
     assert a.answer.split("\n\n")[1].startswith("**L4 wins: it is the only one that fits (T4 does not)")
     assert "Faster for one user: T4" not in a.answer
+
+
+def test_a_number_no_tool_accepts_is_named_and_the_default_used(adv):
+    a = adv.ask("vram for llama 3 8b with context length -4096 and batch size 0.5?")
+    assert "-4096 is not a valid context length" in a.answer and "0.5 is not a valid batch size" in a.answer
+    r = result(a, "vram_calculator")
+    assert r["inputs"]["seq_len"] > 0 and r["inputs"]["batch"] == 1 and f"{r['total_gb']:.3g}" in a.answer
+
+
+def test_a_zero_hourly_budget_written_in_words_is_a_cap_no_offer_meets(adv):
+    a = adv.ask("مجھے ایسا GPU بتائیں جس کا کرایہ صفر ڈالر فی گھنٹہ ہو")
+    assert a.query["budget_usd_per_hour"] == 0
+    pq = [c for c in a.tool_calls if c.name == "price_query"]
+    assert pq and pq[0].args["max_price_usd_per_gpu_hour"] == 0
+
+
+def test_an_offer_without_an_instance_name_leaves_no_empty_brackets():
+    from assistant.engine.render.catalog import message
+    text = message("en", "prices.cheapest", {"kind": "on-demand", "gpu": "T4", "price": "$0.35", "provider": "gcp",
+                                              "instance": ""})
+    assert text == "Cheapest on-demand T4: $0.35 at gcp."

@@ -28,7 +28,7 @@ from assistant.engine.compose.memory import fit_part, speed_part, train_part
 from assistant.engine.compose.money import cost_part, prices_part
 from assistant.engine.compose.recommend import recommend_part
 from assistant.engine.plan_args import named_format
-from assistant.engine.query import Query
+from assistant.engine.query import NUMBER_FACTS, Query
 from assistant.engine.render.catalog import message
 
 _PARTS = {"solve": solve_part, "vram_calculator": fit_part, "speed_estimator": speed_part, "training_time": train_part,
@@ -48,6 +48,10 @@ def compose(query: Query, done: Done, scenarios: list[dict[str, Any]] | None = N
     s = Sections(lang=lang, kind=query.intent, not_used=list(query.not_used), understood=understood(query, done))
     s.assumptions += [_gpu_choice(x["gpu_choice"]) for x in scenarios or [] if x.get("gpu_choice")]
     s.notices += [_out_of_range(query, x) for x in query.out_of_range]
+    s.notices += [Finding(code="notice.invalid_number", params={
+        "field": f"field.{f}", "value": v, "accepted": {"code": "accepted.count" if NUMBER_FACTS[f][0] is int
+                                                         else "accepted.positive"}})
+        for f, v in query.invalid_numbers.items()]
     if query.injection:
         s.notices.append(Finding(code="notice.injection"))
     if query.unpriced_alternative and query.intent not in ("help", "out_of_scope"):

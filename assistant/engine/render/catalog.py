@@ -163,7 +163,16 @@ def message(lang: str, code: str, params: dict[str, Any] | None = None) -> str:
         MISSING.add(code)
         log.warning("message code %r is in no catalog", code)
         return _humanize(code)
-    return _Formatter(lang).vformat(tmpl, (), _Params(params))
+    return _tidy(_Formatter(lang).vformat(tmpl, (), _Params(params)))
+
+
+_EMPTY_BRACKETS = re.compile(r"\s*\(\s*[,،]?\s*\)")
+_LEADING_COMMA = re.compile(r"\(\s*[,،]\s*")
+
+
+def _tidy(text: str) -> str:
+    """An optional part left empty leaves no trace: "gcp ()" -> "gcp", "(, $0.35)" -> "($0.35)"."""
+    return _LEADING_COMMA.sub("(", _EMPTY_BRACKETS.sub("", text))
 
 
 class _Params(dict):
