@@ -1,4 +1,4 @@
-"""The turn as an explicit LangGraph StateGraph, with the typed Query in the state:
+"""The turn as an explicit graph of node functions, with the typed Query in the state:
 
     understand -> (clarify | plan) -> tools -> plan ... -> compose -> ground -> END
 
@@ -7,16 +7,16 @@ GPU (the tools answer with the closest known names) instead of guessing; `plan` 
 round of tool calls (none left: compose); `tools` runs them; `compose` builds the typed answer
 sections; `ground` renders them and checks that every number comes from a tool result or the user.
 No checkpointer: the thread's Query and turns live in the conversation store (assistant.threads).
+The pipeline is deterministic, so it runs as plain Python (`Turn`, with LangGraph's `stream(...,
+stream_mode="updates")` interface): no LangGraph import on the CLI's path (issue 28: `ask` cold start).
 """
 
 from __future__ import annotations
 
-__all__ = ["TurnState", "build_turn_graph", "needs_clarification"]
+__all__ = ["Turn", "TurnState", "build_turn_graph", "needs_clarification"]
 
 import logging
-from typing import Any, Callable, TypedDict
-
-from langgraph.graph import END, START, StateGraph
+from typing import Any, Callable, Iterator, TypedDict
 
 from assistant.engine.coherence import check as coherence_check
 from assistant.engine.plan import plan
@@ -119,19 +119,43 @@ def build_turn_graph(run_tool: Callable[[str, dict], dict], compose: Callable[[Q
                   "plan": plan_node, "tools": tools_node, "compose": compose_node, "ground": ground_node})
 
 
-def _wire(nodes: dict[str, Callable[[TurnState], TurnState]]) -> Any:
-    """The turn's edges: understand -> (clarify -> tools | scenario -> plan <-> tools) -> compose -> ground."""
-    g = StateGraph(TurnState)
-    for name, fn in nodes.items():
-        g.add_node(name, fn)
-    g.add_edge(START, "understand")
-    g.add_conditional_edges("understand",
-                            lambda s: "clarify" if needs_clarification(Query.model_validate(s["query"])) else "scenario",
-                            ["clarify", "scenario"])
-    g.add_edge("scenario", "plan")
-    g.add_edge("clarify", "tools")
-    g.add_conditional_edges("plan", lambda s: "tools" if s.get("pending") else "compose", ["tools", "compose"])
-    g.add_edge("tools", "plan")
-    g.add_edge("compose", "ground")
-    g.add_edge("ground", END)
-    return g.compile()
+def _next(node: str, s: TurnState) -> str | None:
+    """The edges: understand -> (clarify -> tools | scenario -> plan <-> tools) -> compose -> ground -> end."""
+    if node == "understand":
+        return "clarify" if needs_clarification(Query.model_validate(s["query"])) else "scenario"
+    if node == "plan":
+        return "tools" if s.get("pending") else "compose"
+    return {"clarify": "tools", "scenario": "plan", "tools": "plan", "compose": "ground"}.get(node)
+
+
+class Turn:
+    """The compiled turn: runs the nodes from `understand` along `_next`, each node's update merged into the
+    state; `stream` yields {node: update} as LangGraph's stream_mode="updates" does."""
+
+    def __init__(self, nodes: dict[str, Callable[[TurnState], TurnState]]):
+        self.nodes = nodes
+
+    def stream(self, state: TurnState, config: dict[str, Any] | None = None,
+               stream_mode: str = "updates") -> Iterator[dict[str, TurnState]]:
+        limit = int((config or {}).get("recursion_limit", 25))
+        s: TurnState = dict(state)  # type: ignore[assignment]
+        node: str | None = "understand"
+        for _ in range(limit):
+            if node is None:
+                return
+            update = self.nodes[node](s)
+            s.update(update)  # type: ignore[typeddict-item]
+            yield {node: update}
+            node = _next(node, s)
+        raise RecursionError(f"the turn did not finish within {limit} steps")
+
+    def invoke(self, state: TurnState, config: dict[str, Any] | None = None) -> TurnState:
+        out: TurnState = dict(state)  # type: ignore[assignment]
+        for upd in self.stream(state, config):
+            for v in upd.values():
+                out.update(v)  # type: ignore[typeddict-item]
+        return out
+
+
+def _wire(nodes: dict[str, Callable[[TurnState], TurnState]]) -> Turn:
+    return Turn(nodes)

@@ -116,7 +116,7 @@ def test_a_card_that_does_not_fit_loses_the_comparison(adv):
 
 def test_a_number_no_tool_accepts_is_named_and_the_default_used(adv):
     a = adv.ask("vram for llama 3 8b with context length -4096 and batch size 0.5?")
-    assert "-4096 is not a valid context length" in a.answer and "0.5 is not a valid batch size" in a.answer
+    assert "I can't use -4096 as the context length" in a.answer and "I can't use 0.5 as the batch size" in a.answer
     r = result(a, "vram_calculator")
     assert r["inputs"]["seq_len"] > 0 and r["inputs"]["batch"] == 1 and f"{r['total_gb']:.3g}" in a.answer
 
