@@ -8,7 +8,7 @@ figure a tool should compute, so the answer's numbers still come from the tools.
 
 from __future__ import annotations
 
-__all__ = ["concept_ids", "explain"]
+__all__ = ["choice_ids", "concept_ids", "explain"]
 
 import json
 from functools import lru_cache
@@ -27,6 +27,11 @@ def _concepts() -> dict[str, dict[str, Any]]:
 
 def concept_ids() -> tuple[str, ...]:
     return tuple(_concepts())
+
+
+def choice_ids() -> frozenset[str]:
+    """Concepts that are a choice between options ('vLLM or TGI', 'LoRA or QLoRA')."""
+    return frozenset(i for i, c in _concepts().items() if c.get("choice"))
 
 
 def explain(ids: list[str], lang: str = "en") -> list[dict[str, Any]]:

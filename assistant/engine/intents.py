@@ -19,7 +19,7 @@ from assistant.engine.numbers import find_numbers
 from assistant.engine.normalise import normalise
 from assistant.engine.query import NUMBER_FACTS, Query
 from knowledge.catalog import is_image_pipeline, resolve_model
-from knowledge.concepts import concept_ids
+from knowledge.concepts import choice_ids, concept_ids
 from knowledge.lexicon import pattern_map, patterns
 
 
@@ -67,9 +67,13 @@ def _explain_or_observe(t: str, q: Query) -> None:
         q.observed_tokens_per_s, q.min_tokens_per_s = q.min_tokens_per_s, None
         if q.method in (None, "inference") and "training_throughput" not in q.topics:
             q.topics.append("slow_decode")  # what usually costs decode speed, beside the estimate
+            if q.engine == "llama.cpp" and "cpu_offload" not in q.topics:
+                q.topics.append("cpu_offload")  # llama.cpp keeps what does not fit in system memory
     cues = cue_set("intent_cues", t)
     priced = bool(cues & {"prices", "cost"})  # "what is the H100's rate on spot?" asks for prices, not a concept
-    asks = _hint("why", t) or _hint("difference", t) or \
+    weighs = (_hint("comparative", t) or _hint("preference", t)) and bool(set(q.topics) & choice_ids()) and \
+        len(q.gpus) < 2 and len(q.providers) < 2 and "$" not in t and not priced  # the options of the concept
+    asks = _hint("why", t) or _hint("difference", t) or weighs or \
         (("guide" in cues or _hint("concept_beside_number", t)) and not priced)
     q.explain = bool(q.topics) and bool(asks) and not q.observed
     if not (q.explain or q.observed):

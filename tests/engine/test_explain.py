@@ -133,3 +133,24 @@ def test_an_offer_without_an_instance_name_leaves_no_empty_brackets():
     text = message("en", "prices.cheapest", {"kind": "on-demand", "gpu": "T4", "price": "$0.35", "provider": "gcp",
                                               "instance": ""})
     assert text == "Cheapest on-demand T4: $0.35 at gcp."
+
+
+def test_an_observed_speed_on_a_setup_that_does_not_fit_is_explained_by_offload(adv):
+    a = adv.ask("Getting like 4 tok/s on llama 3 70B Q4_K_M with llama.cpp on a single 4090. expected??")
+    assert result(a, "vram_calculator")["fit"]["fits"] is False
+    first = a.answer.split("\n\n")[1]
+    assert "does not fit in the GPU's memory" in first and "well below" not in first
+    assert "n-gpu-layers" in a.answer  # the offload explained, from the concept library
+
+
+def test_when_no_side_fits_no_winner_is_named(adv):
+    a = adv.ask("MI300X vs H100 for inference on Mixtral 8x22B in bf16 — worth trying AMD?")
+    fits = [c.result["fit"]["fits"] for c in a.tool_calls if c.name == "vram_calculator" and c.result.get("fit")]
+    assert fits and not any(fits)
+    assert a.answer.split("\n\n")[1].startswith("**Neither fits") and "either will do" not in a.answer
+
+
+def test_a_choice_between_engines_is_explained_without_asking_for_a_gpu(adv):
+    a = adv.ask("Ollama اور vLLM میں کیا فرق ہے؟ 20 یوزرز کے لیے کون سا بہتر رہے گا؟")
+    assert a.language == "ur" and "Ollama (جو llama.cpp پر بنا ہے)" in a.answer
+    assert "کس GPU" not in a.answer and not {"price_query", "recommend_gpus"} & set(names(a))

@@ -161,6 +161,8 @@ def _nothing_computed(q: Query, done: Done, s: Sections) -> None:
         for kind, amount in (("egress", q.egress_gb), ("storage", q.storage_gb)):
             if amount:
                 s.headline.append(Finding(code=f"cost.{kind}_not_costed", params={"gb": q_(user_number(amount), "gb")}))
+    elif q.explain and any(r.get("concepts") for _, r in guide):
+        s.kind = "explain"  # the concept asked about is the answer: no GPU to ask for
     elif q.intent in ("speed", "compare", "train_time") and not q.has_gpu:
         s.headline.append(Finding(code="ask.gpu"))
         s.verdict = "ask"

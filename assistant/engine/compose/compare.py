@@ -18,7 +18,9 @@ from assistant.engine.normalise import normalise
 from assistant.engine.plan_args import count_for
 from assistant.engine.query import Query
 from knowledge.lexicon import pattern_map
+from knowledge.catalog import resolve_gpu
 from tools.compare import CompareRequest, CompareSide, decide
+from tools.errors import AdvisorError
 
 
 def _criterion(q: Query) -> str:
@@ -28,31 +30,48 @@ def _criterion(q: Query) -> str:
     return "per_dollar"
 
 
+def _gpu_id(name: Any) -> str:
+    """One key per card however a tool named it ('A100 40GB', 'A100 40GB SXM', 'a100-40gb-sxm')."""
+    try:
+        return resolve_gpu(str(name)).gpu.id
+    except AdvisorError:
+        return str(name)
+
+
 def _sides(q: Query, done: Done) -> dict[str, dict[str, Any]]:
+    """{gpu id: name, fits, rate and unit, $/GPU-hour, $ per million tokens} from the turn's tool results."""
     sides: dict[str, dict[str, Any]] = {}
+
+    def side(name: Any) -> dict[str, Any]:
+        return sides.setdefault(_gpu_id(name), {"name": str(name)})
+
     for a, r in results(done, "vram_calculator"):
         if a.get("gpu") and r.get("fit"):
-            sides.setdefault(a["gpu"], {})["fits"] = r["fit"].get("fits")
+            side(a["gpu"])["fits"] = r["fit"].get("fits")
     for a, r in results(done, "speed_estimator"):
-        name = a.get("gpu")
-        if not name:
+        if not a.get("gpu"):
             continue
-        side = sides.setdefault(name, {})
+        v = side(a["gpu"])
         if "decode_tokens_per_s" in r:
-            side["rate"], side["unit"] = r["decode_tokens_per_s"], "tok_s"
+            v["rate"], v["unit"] = r["decode_tokens_per_s"], "tok_s"
             if (r.get("memory") or {}).get("fits") is False:
-                side["fits"] = False
+                v["fits"] = False
         elif "images_per_hour" in r:
-            side["rate"], side["unit"] = r["images_per_hour"], "images_h"
+            v["rate"], v["unit"] = r["images_per_hour"], "images_h"
+    for a, r in results(done, "cost_estimator"):
+        per_m = (r.get("serving") or {}).get("usd_per_million_tokens") or r.get("usd_per_million_tokens")
+        if a.get("gpu") and per_m:
+            side(a["gpu"]).setdefault("usd_mtok", per_m)
     pricing = "spot" if q.spot else "on-demand"
     for a, r in results(done, "price_query"):
-        name, offers = a.get("gpu"), r.get("offers") or []
-        if name in sides and a.get("pricing", "on-demand") == pricing and offers and "usd_gpu_h" not in sides[name]:
-            key = "spot_price_usd_per_gpu_hour" if q.spot else "price_usd_per_gpu_hour"
-            price = offers[0].get(key) or offers[0].get("price_usd_per_gpu_hour")
+        offers = r.get("offers") or []
+        if not (a.get("gpu") and offers and a.get("pricing", "on-demand") == pricing):
+            continue
+        v = sides.get(_gpu_id(a["gpu"]))
+        if v is not None and "usd_gpu_h" not in v:
+            price = offers[0].get("spot_price_usd_per_gpu_hour" if q.spot else "price_usd_per_gpu_hour")
             if price:
-                sides[name]["usd_gpu_h"] = price
-                sides[name]["provider"] = offers[0].get("provider")
+                v["usd_gpu_h"] = price
     return sides
 
 
@@ -60,12 +79,16 @@ def decision_part(q: Query, done: Done, s: Sections) -> None:
     """The comparison's verdict first: the winner, by the criterion the words ask for (else work per dollar)."""
     if "compare" not in q.intents:
         return
-    sides = {k: v for k, v in _sides(q, done).items() if "rate" in v or "fits" in v}
+    sides = {v["name"]: v for v in _sides(q, done).values() if "rate" in v or "fits" in v}
     if len(sides) < 2:
         return
+    if all(v.get("fits") is False for v in sides.values()):
+        s.headline.insert(0, Finding(code="compare.none_fit", params={"names": list(sides)}))
+        return
+    by_mtok = all(v.get("usd_mtok") for v in sides.values())  # the cost tool's $ per million tokens, same basis
     req = CompareRequest(criterion=_criterion(q), sides=[CompareSide(
-        name=n, fits=v.get("fits"), rate_per_s=v.get("rate"),
-        usd_per_hour=v["usd_gpu_h"] * (count_for(q, n) or 1) if v.get("usd_gpu_h") else None)
+        name=n, fits=v.get("fits"), rate_per_s=1 / v["usd_mtok"] if by_mtok else v.get("rate"),
+        usd_per_hour=1.0 if by_mtok else v["usd_gpu_h"] * (count_for(q, n) or 1) if v.get("usd_gpu_h") else None)
         for n, v in sides.items()])
     d = decide(req)
     if d.winner is None and not d.ranked:
@@ -92,6 +115,9 @@ def decision_part(q: Query, done: Done, s: Sections) -> None:
     params = {"winner": d.winner, "loser": loser, "w_rate": rate(w), "l_rate": rate(lo), "w_price": price(w),
               "l_price": price(lo)}
     code = f"compare.winner.{d.criterion}"
+    if by_mtok and d.criterion == "per_dollar":
+        code, params = "compare.winner.per_mtok", params | {"w_mtok": q_(w["usd_mtok"], "usd_mtok"),
+                                                            "l_mtok": q_(lo["usd_mtok"], "usd_mtok")}
     if d.unpriced:
         s.headline.insert(0, Finding(code="compare.unpriced", params={"names": d.unpriced}))
     s.headline.insert(0, Finding(code=code, params=params))

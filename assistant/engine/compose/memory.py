@@ -231,7 +231,9 @@ def speed_part(q: Query, done: Done, s: Sections) -> None:
                                           "tok_s"), "target": q_(user_number(q.min_tokens_per_s), "tok_s")}))
         set_verdict(s, "yes" if all(r["decode_tokens_per_s"] >= q.min_tokens_per_s for r in rs) else "no")
     if q.observed_tokens_per_s:
-        _observed_speed(q.observed_tokens_per_s, r0, s)
+        fits = [r for _, r in results(done, "vram_calculator") if r.get("fit")]
+        offloaded = (r0.get("memory") or {}).get("fits") is False or bool(fits and fits[0]["fit"].get("fits") is False)
+        _observed_speed(q.observed_tokens_per_s, r0, s, offloaded)
     if r0["bound"] == "memory" and not q.topics:
         s.explanation.append(Finding(code="why.bandwidth", passage_id="ga-07"))
     s.assumptions.append(Finding(code="assume.speed_estimate", params={"engine": engine_name(r0.get("engine"))}))
@@ -322,11 +324,13 @@ def train_assumptions(q: Query, args: dict[str, Any], r: dict[str, Any]) -> list
     return out
 
 
-def _observed_speed(observed: float, r: dict[str, Any], s: Sections) -> None:
+def _observed_speed(observed: float, r: dict[str, Any], s: Sections, offloaded: bool = False) -> None:
     """A speed the user sees, beside the estimate for the same setup: well below (a cause to find), about
     right, or above it. Below is under six tenths of the estimate, above over a quarter more: the estimate's
     own error is about a tenth (README, 'Performance and accuracy'), so these are well outside it."""
     expected = r["decode_tokens_per_s"]
     how = "below" if observed < 0.6 * expected else "above" if observed > 1.25 * expected else "near"
+    if offloaded and how == "below":
+        how = "offload"  # the estimate is for every layer on the GPU, which this setting does not allow
     s.headline.insert(0, Finding(code=f"diagnose.{how}", params={
         "observed": q_(user_number(observed), "tok_s"), "expected": q_(expected, "tok_s")}))
