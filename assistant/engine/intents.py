@@ -62,6 +62,11 @@ def _explain_or_observe(t: str, q: Query) -> None:
     prices and rankings come only when the words ask for a card to rent."""
     order = concept_ids()
     q.topics = sorted(cue_set("explain_topics", t), key=order.index)
+    if q.model and is_image_pipeline(q.model) and q.method in ("lora", "qlora", "full", "finetune"):
+        # the tools size image generation, not an image model's training: explained, nothing sized as inference
+        q.topics = ["diffusion_lora_training"] + [x for x in q.topics if x not in ("lora_qlora", "diffusion_speed")]
+        q.intents, q.explain, q.observed = ["guide"], True, False
+        return
     q.observed = bool(patterns("diagnose_cues").search(t)) and bool(q.topics or q.min_tokens_per_s)
     if q.observed and q.min_tokens_per_s:
         q.observed_tokens_per_s, q.min_tokens_per_s = q.min_tokens_per_s, None

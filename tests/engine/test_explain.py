@@ -154,3 +154,10 @@ def test_a_choice_between_engines_is_explained_without_asking_for_a_gpu(adv):
     a = adv.ask("Ollama اور vLLM میں کیا فرق ہے؟ 20 یوزرز کے لیے کون سا بہتر رہے گا؟")
     assert a.language == "ur" and "Ollama (جو llama.cpp پر بنا ہے)" in a.answer
     assert "کس GPU" not in a.answer and not {"price_query", "recommend_gpus"} & set(names(a))
+
+
+def test_image_lora_training_is_never_sized_as_inference(adv):
+    a = adv.ask("SDXL LoRA training keeps giving CUDA out of memory on my 12GB GPU, what do I do?")
+    assert a.query["method"] == "lora" and names(a) == ["search_guide"]  # no inference memory, speed or prices
+    assert "gradient checkpointing" in a.answer and "not training a LoRA for it" in a.answer
+    assert "Yes — it fits" not in a.answer

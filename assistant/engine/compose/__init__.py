@@ -30,6 +30,7 @@ from assistant.engine.compose.recommend import recommend_part
 from assistant.engine.plan_args import named_format
 from assistant.engine.query import NUMBER_FACTS, Query
 from assistant.engine.render.catalog import message
+from knowledge.catalog import is_image_pipeline
 
 _PARTS = {"solve": solve_part, "vram_calculator": fit_part, "speed_estimator": speed_part, "training_time": train_part,
           "cost_estimator": cost_part, "recommend_gpus": recommend_part, "price_query": prices_part,
@@ -103,6 +104,8 @@ def _concepts(q: Query, done: Done, s: Sections) -> None:
     if q.explain:
         s.headline += texts
         s.kind = "explain"
+        if q.model and is_image_pipeline(q.model) and q.method in ("lora", "qlora", "full", "finetune"):
+            s.notices.append(Finding(code="notice.image_training_not_sized", params={"model": catalog_model_name(q.model)}))
     else:
         s.explanation += texts
 
