@@ -38,6 +38,7 @@ def finalize(q: Query, keep_intents: list[str] | None = None) -> Query:
 
     `keep_intents`: a follow-up whose words ask for nothing new keeps the thread's intents."""
     t = normalise(q.text)
+    _request_rates(t, q)
     _intents(t, q)
     budget_only = set(q.intents) <= {"cost", "prices", "recommend"} and bool(q.budget_usd_total or q.budget_usd_per_hour) \
         and "recommend" in (keep_intents or [])
@@ -53,6 +54,27 @@ def finalize(q: Query, keep_intents: list[str] | None = None) -> Query:
     _default_method(q)
     _check_ranges(q)
     return q
+
+
+def _request_rates(t: str, q: Query) -> None:
+    """"2,000 chats a day", "10k requests per day", "50 queries/min": a request rate (the recommender turns it into
+    concurrent generations by Little's law), never concurrent users or training examples."""
+    units = pattern_map("request_rate")
+    for written, field in list(q.number_uses.items()):
+        at = t.find(normalise(written))
+        nums = find_numbers(normalise(written))
+        if at < 0 or not nums or field.startswith("requests_per_"):
+            continue
+        after, before = t[at + len(normalise(written)):], t[max(0, at - 40):at]
+        unit = next((u for u, pat in units.items() if pat.match(after)), None) or \
+            next((u for u, pat in pattern_map("request_rate_before").items()
+                  if pat.search(before) and patterns("request_nouns").match(after)), None)
+        if unit is None or nums[0].value <= 0:
+            continue
+        if field in NUMBER_FACTS:
+            setattr(q, field, None)
+        setattr(q, f"requests_per_{unit}", float(nums[0].value))
+        q.number_uses[written] = f"requests_per_{unit}"
 
 
 def _explain_or_observe(t: str, q: Query) -> None:

@@ -286,7 +286,11 @@ def _recommend_args(q: Query) -> dict[str, Any]:
             a["budget_usd"] = q.budget_usd_total
     else:
         # no load given: the recommender prices at the throughput-optimal batch and at batch 1, both labelled
-        a |= {"workload": "serve", "context_tokens": context_of(q), "concurrent_users": q.concurrent_users or q.batch}
+        rate = {f: getattr(q, f) for f in ("requests_per_day", "requests_per_hour", "requests_per_minute")
+                if getattr(q, f)}
+        a |= {"workload": "serve", "context_tokens": context_of(q)} | \
+            (rate | {k: v for k, v in (("prompt_tokens", q.prompt_tokens), ("output_tokens", q.output_tokens)) if v}
+             if rate and not q.concurrent_users else {"concurrent_users": q.concurrent_users or q.batch})
         if q.precision:
             a["precisions"] = [q.precision]
         if q.min_tokens_per_s:

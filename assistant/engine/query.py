@@ -29,7 +29,7 @@ FACT_FIELDS = (
     "optimizer", "training_precision", "gpus", "gpu_unknown", "gpu_count", "gpu_counts", "gpu_memory_gb", "host_ram_gb",
     "context_tokens", "prompt_tokens", "output_tokens", "batch", "concurrent_users", "examples", "tokens_per_example",
     "dataset_tokens", "epochs", "budget_usd_per_hour", "budget_usd_total", "deadline_hours", "min_tokens_per_s",
-    "tokens_per_day", "providers", "regions", "spot", "both_pricing", "engine", "lora_rank", "lora_targets",
+    "tokens_per_day", "requests_per_day", "requests_per_hour", "requests_per_minute", "providers", "regions", "spot", "both_pricing", "engine", "lora_rank", "lora_targets",
     "grad_checkpointing", "storage_gb", "egress_gb", "duration_hours", "images", "resolution", "steps", "billing",
 )
 
@@ -65,6 +65,9 @@ NUMBER_FACTS: dict[str, tuple[type, str]] = {
     "deadline_hours": (float, "time the job must finish in, hours"),
     "min_tokens_per_s": (float, "per-user decode speed target, tokens/s"),
     "tokens_per_day": (float, "tokens an endpoint must write a day (a serving volume)"),
+    "requests_per_day": (float, "requests (chats, queries) the service gets a day"),
+    "requests_per_hour": (float, "requests the service gets an hour"),
+    "requests_per_minute": (float, "requests the service gets a minute"),
     "lora_rank": (int, "LoRA adapter rank"),
     "storage_gb": (float, "data kept on disk, GB"),
     "egress_gb": (float, "data moved out of the cloud, GB"),

@@ -307,11 +307,20 @@ def test_a_joke_about_gpus_is_off_topic():
     ("اگر روزانہ ۸ گھنٹے چلائیں تو ایک مہینے کے لیے L4 کرائے پر لینے کا خرچ کتنا ہوگا؟", {"duration_hours": 240}),
     ("20k Flux dev images by Friday — call it 48 hours — how many H100s?", {"deadline_hours": 48}),
     ("not interested in spot. on-demand A100 80GB — which provider is cheapest?", {"spot": False}),
-    ("VRAM for a 7B model with batch size -4 and context length 0?", {"params_b": 7, "batch": -4, "context_tokens": 0}),
+    # read as written, then set aside as no tool accepts them (named in the answer, the default used)
+    ("VRAM for a 7B model with batch size -4 and context length 0?",
+     {"params_b": 7, "batch": None, "context_tokens": None}),
     ("24 students, each needs to run Llama 3.1 8B in bf16 for a 3 hour lab", {"gpu_count": 24}),
 ])
 def test_batch12_classes(text, facts):
     _check_facts(text, facts)
+
+
+def test_numbers_no_tool_accepts_are_set_aside_as_written():
+    assert understand("VRAM for a 7B model with batch size -4 and context length 0?").invalid_numbers == \
+        {"batch": "-4", "context_tokens": "0"}
+    assert understand("if I set batch size to -4 on an A100, will llama 3 8b inference be faster?").invalid_numbers == \
+        {"batch": "-4"}
 
 
 def test_per_million_tokens_is_a_price_unit_not_a_context():
@@ -915,7 +924,8 @@ def test_batch32_classes(text, facts):
 @pytest.mark.parametrize("text, facts", [
     ("Not LoRA — full weights. Qwen2.5 14B, minimum number of A100 80GB with adamw 8bit?", {"method": "full"}),
     ("how much is a B300X per hour", {"gpu_unknown": ["B300X"], "model_unknown": None}),
-    ("if I set batch size to -4 on an A100, will llama 3 8b inference be faster?", {"batch": -4}),
+    ("if I set batch size to -4 on an A100, will llama 3 8b inference be faster?",
+     {"batch": None}),
     ("longest context i can fit for llama 3.1 8b on a single 24gb 4090 with fp8 kv cache?", {"gpu_count": 1, "gpu_memory_gb": 24}),
     ("deploy llama 3.1 8b with sglang on H100, input 2000 tokens output 500", {"prompt_tokens": 2000, "output_tokens": 500}),
     ("Llama 3.2 3B on an L4 with vLLM - max concurrent users if each has 4k prompt and 512 output?",
@@ -943,3 +953,24 @@ def test_users_at_once_replace_a_head_count_across_turns():
                              "about 200 employees but maybe 15 using it at the same time, need decent speed",
                              "what would it cost per month on AWS?"])
     assert q.concurrent_users == 15
+
+
+@pytest.mark.parametrize("text, field, value", [
+    ("We are a small SaaS, ~2000 customer support chats per day, replies avg 600 tokens. Llama 3.1 8B, what to rent?",
+     "requests_per_day", 2000),
+    ("10k requests a day to qwen2.5 7b, which gpu?", "requests_per_day", 10000),
+    ("din mein 5000 requests aati hain, qwen 7b ke liye kaunsa gpu", "requests_per_day", 5000),
+    ("serving mistral 7b at 50 queries per minute, which gpu is cheapest?", "requests_per_minute", 50),
+])
+def test_a_request_rate_is_a_rate_not_users_or_examples(text, field, value):
+    q = understand(text)
+    assert getattr(q, field) == value and q.concurrent_users is None and q.examples is None
+
+
+def test_the_recommender_gets_the_rate_to_turn_into_concurrency():
+    from assistant.engine.plan import plan
+    from assistant.engine.understand import understand_turn
+
+    q = understand_turn("10k requests a day to qwen2.5 7b, which gpu should we rent?", None)
+    [rec] = [c for c in plan(q) if c["name"] == "recommend_gpus"]
+    assert rec["args"]["requests_per_day"] == 10000 and "concurrent_users" not in rec["args"]

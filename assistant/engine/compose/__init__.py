@@ -326,6 +326,8 @@ _QUANTITIES = (("context_tokens", "u.context", "tokens"), ("prompt_tokens", "u.p
                ("budget_usd_total", "u.budget_total", "usd"), ("budget_usd_per_hour", "u.budget_hour", "usd_h"),
                ("deadline_hours", "u.deadline", "h"), ("min_tokens_per_s", "u.speed_target", "tok_s"),
                ("tokens_per_day", "u.tokens_per_day", "tokens"),
+               ("requests_per_day", "u.requests_per_day", "int"), ("requests_per_hour", "u.requests_per_hour", "int"),
+               ("requests_per_minute", "u.requests_per_minute", "int"),
                ("host_ram_gb", "u.host_ram", "gb"),
                ("lora_rank", "u.lora_rank", "int"), ("storage_gb", "u.storage", "gb"), ("egress_gb", "u.egress", "gb"),
                ("duration_hours", "u.duration", "h"), ("images", "u.images", "int"),
