@@ -245,21 +245,21 @@ def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model,
         pass  # "context to 100000 users", "32k ctx 8 users", "batch 8 seq 1024": the number's own unit wins
     elif _starts(_unit("context"), right) or re.search(r"(?:context|ctx|context length|context window|seq(?:uence)?(?:[ _-]?len(?:gth)?)?|max[ _-]?len)\s*(?:of|=|:|is|at|to|length)?\s*(?:~|about|around)?\s*$", left) \
             or re.search(r"(?:کانٹیکسٹ|سیاق|(?:سیکوئنس|سیکوینس|سیکوینس) ?(?:کی )?(?:لمبائی|لینتھ)?)\s*(?:تقریباً|تقریبا|لگ بھگ|taqreeban)?\s*$", left):
-        return ("context_tokens", _ctx(n))
+        return ("context_tokens", ctx_tokens(n))
     label = re.search(r"\b(input|prompt|output)s?\s*[:=]?\s*(?:~|about|around)?\s*$", left)
     if label and re.match(r"\s*[- ]?tokens?\b", right):  # "input 2000 tokens output 500": the label before the amount
-        return ("output_tokens" if label.group(1) == "output" else "prompt_tokens", _ctx(n))
+        return ("output_tokens" if label.group(1) == "output" else "prompt_tokens", ctx_tokens(n))
     m_kind = re.match(r"\s*(output|prompt|input|context|generated|new)\s+tokens?\b", right) or \
         re.match(r"\s*[- ]?tokens?\s+(repl(?:y|ies)|answers?|responses?|outputs?)\b", right)
     if m_kind:  # "512 output tokens"
         kind = m_kind.group(1)
         role = "output_tokens" if re.match(r"output|generated|new|repl|answer|respons", kind) else \
             {"prompt": "prompt_tokens", "input": "prompt_tokens"}.get(kind, "context_tokens")
-        return (role, _ctx(n))
+        return (role, ctx_tokens(n))
     if re.match(r"\s*(?:output|completion|response|generated)s?\b", right) and re.search(r"\btok|ٹوکن", r.text):
-        return ("output_tokens", _ctx(n))  # "2000 token prompt + 512 output"
+        return ("output_tokens", ctx_tokens(n))  # "2000 token prompt + 512 output"
     if re.match(r"\s*in\s*[/,]\s*\d", right):
-        return ("prompt_tokens", _ctx(n))  # "512 in / 256 out"
+        return ("prompt_tokens", ctx_tokens(n))  # "512 in / 256 out"
     if re.match(r"\s*out\b", right) and (re.search(r"(?:tokens?\s+)?in\b\s*[/,]?\s*$|tokens?\s+in\b", left[-40:]) or
                                          re.search(r"\btok(?:en)?s?\b|prompt", left[-60:])):
         return ("output_tokens", n.value)  # "~6000 tokens in, 400 out"
@@ -268,7 +268,7 @@ def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model,
     if re.match(r"\s*(?:prompts|inputs|queries|questions|requests to run)\b", right):
         return ("examples", v)  # "5,000 prompts": how many, not how long
     if _starts(_unit("prompt"), right) and n.value >= 16:
-        return ("prompt_tokens", _ctx(n))
+        return ("prompt_tokens", ctx_tokens(n))
     if re.match(r"\s*(?:images?|pics?|تصاویر|تصویریں)\s*(?:ka|کا|in a|per)?\s*(?:batch|بیچ)", right):
         return ("batch", v)  # "4 images ka batch"
     one_word = re.match(r"\s*(?:internal|active|daily|total|concurrent|parallel|simultaneous|real|paying|"
@@ -372,7 +372,7 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
     if n.scale == "k" and 0.5 <= v / 1000 <= 10000 and not re.match(r"\s*(?:/|per|rows|samples|examples)", right):
         if re.search(r"(?:at|with|to|use|using|of|for|about|پر|pe)\s*$", left) or not rs or rs[0] in "?.,!)" or \
                 re.match(r"then\b", rs):  # "what about 32k then?"
-            return ("context_tokens", _ctx(n))
+            return ("context_tokens", ctx_tokens(n))
     if re.search(r"(?:users?|requests?|concurrency|concurrent)\s*(?:of|=|:)?\s*$", left):
         return ("concurrent_users", v)
     if v >= 2 and (re.match(r"\s*(?:[a-z]+\s+){0,4}(?:would |will |may |might |could )?(?:use|using|chat\w*|online|"
@@ -399,7 +399,7 @@ def _by_reference(text: str, n: Num, right: str, left: str, r: Roles) -> tuple[s
     v = n.value
     side = re.match(r"\s*(output|prompt|input)s?\b", right)
     if side and re.search(r"\btokens?\b|\d\s?k\b|\bprompt|\boutput", r.text):
-        return ({"output": "output_tokens"}.get(side.group(1), "prompt_tokens"), _ctx(n))
+        return ({"output": "output_tokens"}.get(side.group(1), "prompt_tokens"), ctx_tokens(n))
     if v >= 2 and re.search(r"(?:needs?|wants?|make|generate|produce|create|chahiye|چاہیے|چاہئیں)\s*$", left) and \
             re.match(r"\s*(?:$|[,.;:?!)]|(?:for|to|in|by|of|by|ki|ke|کی|کے)\b|(?:a|per) day\b|daily\b|roz\b)", right):
         for unit, role in (("images", "images"), ("examples", "examples")):
@@ -411,7 +411,7 @@ def _by_reference(text: str, n: Num, right: str, left: str, r: Roles) -> tuple[s
         for key, role in (("batch", "batch"), ("users", "concurrent_users"), ("context", "context_tokens"),
                           ("epochs", "epochs"), ("rank", "lora_rank"), ("steps", "steps")):
             if _unit(key).match(word) if key in ("users", "context", "epochs", "steps", "batch") else word == key:
-                return (role, _ctx(n) if role == "context_tokens" else v)
+                return (role, ctx_tokens(n) if role == "context_tokens" else v)
     return _named_before(v, right, left)
 
 
@@ -442,7 +442,7 @@ def _token_rate(right: str, left: str) -> float | None:
     return _PER_DAY[m.group(1)] if m else None
 
 
-def _ctx(n: Num) -> float:
+def ctx_tokens(n: Num) -> float:
     """A context written with k is binary ("8k" = 8,192), as model windows are."""
     return n.value / 1000 * 1024 if n.scale == "k" else n.value
 
@@ -455,13 +455,13 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
         if pat.match(after_tokens) and role == "output_tokens" and n.value >= 1_000_000:
             return ("_generated_total", n.value)  # "1 billion tokens generated": a generation job, not one output
         if pat.match(after_tokens) or role == "context_tokens" and pat.search(after_tokens[:14]):
-            return (role, _ctx(n))  # "2000-token prompts", "300 token answers", "8k tokens context", "ٹوکن کے کانٹیکسٹ"
+            return (role, ctx_tokens(n))  # "2000-token prompts", "300 token answers", "8k tokens context", "ٹوکن کے کانٹیکسٹ"
     each_word = re.search(r"(?:each|[x×*]|per (?:example|sample|row|conversation|record|item|doc\w*|pair|instruction|entry)|"
                           r"avg|average|averag\w+|on average|apiece|har|ہر|اوسط\w*)\W+(?:\w+\W+){0,4}$", left[-40:]) or \
         re.match(r"\s*[- ]?(?:tokens?|toks?|ٹوکنز|ٹوکن)\s*(?:each|per|apiece|har|ہر|فی|fi)\b", right)
     each = each_word or (_APPROX.search(left[-12:]) and "examples" in r.values) or _TOKENS_EACH.search(left[-22:])
     if re.match(r"\s*[- ]?(?:tokens?|toks?)\s+(?:at once|in one go|in one prompt|in a single prompt|ek saath|ایک ساتھ)", right):
-        return ("context_tokens", _ctx(n))  # "feed it 10 million tokens at once": one context (checked against the window)
+        return ("context_tokens", ctx_tokens(n))  # "feed it 10 million tokens at once": one context (checked against the window)
     rate = _token_rate(right, left)
     if rate:  # "2M tokens/day", "روزانہ 50 لاکھ ٹوکن": a serving volume, per day
         return ("tokens_per_day", n.value * rate)
@@ -482,13 +482,13 @@ def _token_role(n: Num, right: str, left: str, nums: list[Num], i: int, r: Roles
         return ("tokens_per_example", n.value)  # "25k question-answer pairs, maybe 300 tokens each"
     if cues and (not each_word or re.search(r"(?:each|per|har|ہر)\s+(?:prompt|input|request|answer|output|response)", near_l)
                  or max(cues)[0] > len(near_l) - 16):
-        return (max(cues)[1], _ctx(n))  # the nearest cue word before the number
+        return (max(cues)[1], ctx_tokens(n))  # the nearest cue word before the number
     if each and "examples" not in r.values and re.search(r"users?|sessions?|requests?|concurren|صارف|log\b", text_all(r)):
-        return ("context_tokens", _ctx(n))  # "20 users at 4096 tokens each": a context per user
+        return ("context_tokens", ctx_tokens(n))  # "20 users at 4096 tokens each": a context per user
     if each and ("examples" in r.values or n.value < 100000):
         return ("tokens_per_example", n.value)
     if _DATASET.search(near_r) or _DATASET.search(near_l) or n.value >= 2_000_000:
         return ("dataset_tokens", n.value)
     if _CONTEXT_NEAR.search(near_r):
-        return ("context_tokens", _ctx(n))
-    return ("context_tokens", _ctx(n))
+        return ("context_tokens", ctx_tokens(n))
+    return ("context_tokens", ctx_tokens(n))

@@ -974,3 +974,17 @@ def test_the_recommender_gets_the_rate_to_turn_into_concurrency():
     q = understand_turn("10k requests a day to qwen2.5 7b, which gpu should we rent?", None)
     [rec] = [c for c in plan(q) if c["name"] == "recommend_gpus"]
     assert rec["args"]["requests_per_day"] == 10000 and "concurrent_users" not in rec["args"]
+
+
+@pytest.mark.parametrize("turns, field, value", [
+    (["llama 3.1 8b ko vllm mein 128k context ke sath L4 pe chala sakte hain?", "acha 64k kar do to?"],
+     "context_tokens", 65536),
+    (["ایک H100 80GB پر Qwen2.5 7B سے کتنے صارفین کو ایک ساتھ سرو کر سکتے ہیں؟",
+      "معاف کیجیے، 7B نہیں بلکہ 72B، AWQ میں، اور ہر صارف کا کانٹیکسٹ چار ہزار ٹوکن"], "model", "qwen2.5-72b"),
+    (["how much vram for qwen2.5 14b at 8k context?", "sorry I meant 32B, not 14B"], "model", "qwen2.5-32b"),
+])
+def test_a_correction_in_a_follow_up_replaces_the_value(turns, field, value):
+    from assistant.engine.understand import understand_dialogue
+
+    q = understand_dialogue(turns)
+    assert getattr(q, field) == value and not q.not_used
