@@ -101,7 +101,8 @@ def _image_calls(q: Query, intents: set[str]) -> list[Call]:
         a: dict[str, Any] = {"model": q.model, "workload": "endpoint" if q.concurrent_users else "batch"} | \
             {k: v for k, v in shape.items() if k != "batch"}
         for k, v in (("images", q.images), ("deadline_hours", q.deadline_hours), ("concurrent_users", q.concurrent_users),
-                     ("budget_usd", q.budget_usd_total), ("providers", list(q.providers) or None)):
+                     ("budget_usd", q.budget_usd_total), ("providers", list(q.providers) or None),
+                     ("regions", list(q.regions) or None)):
             if v:
                 a[k] = v
         if q.solve_for == "fastest_gpu":

@@ -64,3 +64,14 @@ def test_europe_only_leaves_only_european_offers_in_a_recommendation(tmp_path, m
     offers = [o["offer"] for o in rec[0].result.get("options", []) if o.get("offer")]
     assert offers, "European offers exist for a 7B endpoint"
     assert all(locate(o["provider"], o["region"]).continent == "europe" for o in offers), offers
+
+
+def test_europe_only_for_an_image_job_leaves_only_european_offers():
+    import tempfile
+
+    from assistant.service.advisor import Advisor
+
+    adv = Advisor(checkpoint_path=tempfile.mktemp(suffix=".sqlite"))
+    a = adv.ask("Flux dev se 10 hazar images, 1024 resolution. data sirf europe mein rehna chahiye. kaun sa provider?")
+    [rec] = [c for c in a.tool_calls if c.name == "recommend_gpus"]
+    assert rec.args["regions"] == ["europe"] and a.coherence["ok"], a.coherence
