@@ -1,6 +1,8 @@
 """The chat generator, /ask and the calculator forms of the web app, called directly (no server)."""
 
+import json
 import re
+import types
 
 import gradio as gr
 import pytest
@@ -24,27 +26,31 @@ def _answers(history) -> list:
     return [m for m in history if m.role == "assistant" and not _meta(m)]
 
 
-def test_respond_streams_steps_then_puts_the_answer_first(app_module):
+def test_respond_streams_steps_then_one_answer_message_with_its_steps_in_words(app_module):
     steps = list(app_module.respond(FIT_Q, [], None, []))
     assert len(steps) >= 4  # question, tool starts/ends, final
-    history, box, tid, status, recent = steps[-1]
+    history, box, tid, status, recent, record = steps[-1]
     assert box == "" and tid and recent == [[tid, FIT_Q]]
+    view = json.loads(record)  # the typed record the browser keeps for a reload
+    assert view["sections"]["verdict"] == "yes" and view["steps"][0]["tool"] == "vram_calculator"
 
     # the first yield shows the question at once and clears the box
     first = steps[0]
     assert _text(first[0][-1]) == FIT_Q and first[1] == ""
 
-    # a tool step appears pending while it runs, and is done (folded) in the final history
-    pending = [m for s in steps for m in s[0] if _meta(m).get("status") == "pending"]
-    assert any(_meta(m)["title"] == "🛠 vram_calculator" for m in pending)
-    done = [m for m in history if _meta(m).get("title") == "🛠 vram_calculator"]
-    assert len(done) == 1 and _meta(done[0])["status"] == "done" and "duration" in _meta(done[0])
-    assert "`seq_len=8192`" in _text(done[0]) and "Needs 19.58 GB per GPU" in _text(done[0])
+    # while the tools run, one working message lists the steps in words
+    live = [_text(m) for s in steps[1:-1] for m in s[0][1:]]
+    assert any("Memory for Llama 3 8B" in t and "ga-live" in t for t in live), live
 
-    # answer first: question, then the answer card, then the steps
-    assert history[0].role == "user" and _answers(history) == [history[1]]
+    # one answer message: the card first, the steps folded inside it, in words (no tool or argument names)
+    assert [m.role for m in history] == ["user", "assistant"] and not _meta(history[1])
     answer = _text(history[1])
     assert answer.startswith('<div class="ga-answer">') and 'class="ga-card ga-v-yes"' in answer
+    assert answer.index("ga-card") < answer.index("ga-steps")
+    steps_part = answer[answer.index('<details class="ga-more ga-steps"'):]
+    assert "<summary>How this was worked out</summary>" in steps_part
+    assert "Memory for Llama 3 8B, inference, 8,192\u00a0tokens: needs 19.6\u00a0GB per GPU; fits on a 24\u00a0GB GPU<" in steps_part, steps_part
+    assert not re.search(r"[a-z]+_[a-z]+|seq_len|\[[a-z]{2}-\d+\]", re.sub(r"<[^>]+>", "", answer))
     assert "19.6\u00a0GB" in answer  # total_gb 19.58 rounded as the chat says it, kept with its unit
     # the chart: GPU memory 25.77 GB is the largest bar; axis 0..30 in steps of 10 (nice_max(25.77) = 30)
     ticks = re.findall(r'class="ga-tick"[^>]*>([^<]+)<', answer)
@@ -56,9 +62,25 @@ def test_respond_follow_up_uses_the_thread(app_module):
     history, tid = last[0], last[2]
     *_, last2 = app_module.respond("What if I use 32k context instead?", history, tid, last[4])
     assert last2[2] == tid and len(last2[4]) == 1  # the same thread, listed once
-    steps = [m for m in last2[0] if _meta(m).get("title") == "🛠 vram_calculator"]
-    assert len(steps) == 2 and "`seq_len=32768`" in _text(steps[-1]) and "`model=llama-3-8b`" in _text(steps[-1])
-    assert "does not fit" in _text(steps[-1])
+    answer = _text(last2[0][-1])
+    assert "Memory for Llama 3 8B, inference, 32,768\u00a0tokens: needs" in answer and "does not fit" in answer
+
+
+def test_a_restored_thread_renders_each_turn_from_its_record_as_it_first_looked(app_module):
+    req = types.SimpleNamespace(username=None)  # an unsigned reader, as the page's request is
+    *_, first = app_module.respond(FIT_Q, [], None, [], request=req)
+    *_, second = app_module.respond("Cheapest H100 per hour?", first[0], first[2], first[4], request=req)
+    tid, records = second[2], json.dumps([json.loads(first[5]), json.loads(second[5])])
+    live = [_text(m) for m in second[0] if m.role == "assistant"]
+    restored, _ = app_module.open_thread(tid, records, req)
+    assert [_text(m) for m in restored if m.role == "assistant"] == live
+    # without this browser's records (another browser): the stored text, no ids or raw tags in view
+    plain, _ = app_module.open_thread(tid, "", req)
+    texts = [re.sub(r"<[^>]+>", "", _text(m)) for m in plain if m.role == "assistant"]
+    assert len(texts) == 2 and not any(re.search(r"\[[a-z]{2}-\d+\]|&lt;details", t) for t in texts), texts
+    # a tampered record is ignored rather than trusted: it no longer matches the stored answer
+    bad = json.loads(first[5]) | {"h": "0" * 20}
+    assert app_module.open_thread(tid, json.dumps([bad]), req)[0][1].content == plain[1].content
 
 
 def test_respond_urdu_is_right_to_left_with_latin_runs_isolated(app_module):
