@@ -168,7 +168,7 @@ def _assert_reader_view(page, label: str) -> None:
 
 
 # Visible text checks: snake_case identifiers (vram_calculator, grad_checkpointing) and passage ids ([ga-34]).
-_INTERNAL = r"\b[a-z]+_[a-z_]+\b|\[[a-z]{2,8}-\d{1,4}\]"
+_INTERNAL = r"\b[a-z]+_[a-z_]+\b|\[[a-z]{2,8}-\d{1,4}\]|\b[a-z]{2}-\d{2,3}\b"
 
 
 def _snapshots(page) -> list[dict]:
@@ -334,4 +334,27 @@ def test_urdu_font_direction_and_latin_first_lines(served_app, browser, size):
     assert info["dir"] == "rtl" and info["font"].startswith(f'"{URDU_FONT}"'), info
     assert info["text"].endswith("…") and URDU_CHIP.startswith(info["text"][:-1].rstrip()), info
     _shot(page, f"{size}-ur-recent")
+    assert not errors, errors
+
+
+def test_phone_every_calculator_tab_in_view_and_a_result_scrolled_into_view(served_app, browser):
+    url, _ = served_app
+    page, errors = _open(browser, url, "phone")
+    page.get_by_role("tab", name="Calculators").click()
+    names = ["VRAM", "Speed", "Training time", "Prices", "Recommend"]
+    shown = page.evaluate("""names => names.map(n => [...document.querySelectorAll('button')]
+        .filter(b => b.textContent.trim() === n).some(b => { const r = b.getBoundingClientRect();
+            return r.height > 10 && r.left >= 0 && r.right <= innerWidth; }))""", names)
+    assert all(shown), dict(zip(names, shown))  # none hidden behind a "..." menu
+    page.locator("button", has_text="Prices").last.click()
+    page.get_by_role("button", name="Find offers").click()
+    card = page.locator(".ga-calc-out .ga-card").filter(has_text="shown").first
+    card.wait_for(timeout=20_000)
+    page.wait_for_timeout(500)
+    top = card.evaluate("e => e.getBoundingClientRect().top")
+    assert 0 <= top < page.viewport_size["height"] * 0.6, top  # the result came into view
+    said = int(re.search(r"(\d+) offers? shown", card.inner_text()).group(1))
+    rows = page.locator(".ga-calc-out .ga-table tbody tr").filter(visible=True).count()
+    assert said == rows, (said, rows)
+    _shot(page, "phone-calc-prices")
     assert not errors, errors

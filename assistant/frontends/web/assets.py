@@ -33,7 +33,7 @@ textarea { unicode-bidi: plaintext; }
 #chat [dir="rtl"] p, #chat [dir="rtl"] li, .ga-card[dir="rtl"] { line-height: 2.3; }
 [dir="rtl"] { text-align: right; }
 bdi.ga-ltr { font-family: var(--font, ui-sans-serif, system-ui, sans-serif); unicode-bidi: isolate; }
-.ga-nw { white-space: nowrap; }
+.ga-nw { white-space: nowrap; color: inherit; }
 /* the answer */
 .ga-answer { max-width: 100%; overflow-wrap: break-word; scroll-margin-top: 12px; }
 .ga-card { border: 1px solid var(--border-color-primary); border-inline-start: 5px solid var(--ga-v, #6b7280);
@@ -123,7 +123,12 @@ details.ga-steps ol { margin: 4px 0; padding-inline-start: 1.4em; font-size: 14p
 #chat .placeholder-content button, #chat .example { unicode-bidi: plaintext; }
 .field-error textarea, .field-error input { border-color: #dc2626 !important; }
 .ga-field-msg { color: #b91c1c; font-size: 14px; }
+/* the chat's floating "scroll down" button: at the side, clear of the bars' values */
+#chat .scroll-down-button-container { left: auto !important; right: 12px !important; transform: none !important; opacity: .85; }
 @media (max-width: 640px) {
+  /* every tab on a phone's row, none behind a "..." menu (Gradio measures the buttons as styled here) */
+  .tab-container button { padding-left: 7px !important; padding-right: 7px !important; font-size: 14px !important; }
+  #chat .scroll-down-button-container { display: none !important; }
   .ga-opt-table { display: none; }
   .ga-opt-cards { display: block; }
   .ga-bars, .ga-axis { margin-right: 52px; }

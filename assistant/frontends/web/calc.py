@@ -200,7 +200,7 @@ def _tab(title: str, button: str, fields: list[Field], compute: Callable[[dict[s
             return _error_html(str(err)) if err is not None else out
 
         btn.click(lambda: "", None, out, api_visibility="private", queue=False).then(
-            run, comps, out, validator=validate, api_name=api_name)
+            run, comps, out, validator=validate, api_name=api_name).then(None, None, None, js=_SCROLL_TO_RESULT_JS)
         if modes:
             mode_key, shown = modes
             mode_comp = comps[keys.index(mode_key)]
@@ -211,6 +211,12 @@ def _tab(title: str, button: str, fields: list[Field], compute: Callable[[dict[s
 
             mode_comp.change(toggle, mode_comp, [comps[keys.index(k)] for k in groups], api_visibility="private",
                              queue=False)
+
+
+# On a phone the result lies below the form: bring the visible tab's result into view.
+_SCROLL_TO_RESULT_JS = ("() => { const o = [...document.querySelectorAll('.ga-calc-out')].find(e => e.offsetParent);"
+                        " if (o && o.getBoundingClientRect().top > innerHeight * 0.6) o.scrollIntoView({block: 'start'});"
+                        " return []; }")
 
 
 def _opt_num(label: str, placeholder: str = "optional") -> Callable[[], Any]:

@@ -266,7 +266,7 @@ def markdown_answer_html(text: str, lang: str, verdict: str, visual: ui_data.Vis
     return '<div class="ga-answer">' + "".join(p for p in parts if p) + "</div>"
 
 
-_PASSAGE_ID = re.compile(r"[ \u00a0]?\[[a-z]{1,8}-\d{1,4}\]")
+_PASSAGE_ID = re.compile(r"[ \u00a0]?(?:\[[a-z]{1,8}-\d{1,4}\]|\((?:guide|see) [a-z]{1,8}-\d{1,4}\))")
 
 
 def strip_ids(text: str) -> str:

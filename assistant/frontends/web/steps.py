@@ -16,6 +16,7 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from assistant.engine.render.catalog import quantity, term
+from assistant.frontends.web import ui_data
 from assistant.frontends.web.render import text_html
 from assistant.service import api
 
@@ -79,10 +80,8 @@ def _found(name: str, r: Mapping[str, Any]) -> dict[str, Any]:
     if name == "price_query":
         offers = [o for o in r.get("offers") or [] if isinstance(o, Mapping)]
         first = offers[0] if offers else {}
-        # rows as the table shows them: offers that differ only in region or date are one row
-        rows = {tuple(str(o.get(k)) for k in ("provider", "instance_type", "gpu", "gpu_count", "price_usd_per_gpu_hour",
-                                              "spot_price_usd_per_gpu_hour")) for o in offers}
-        return {"n": len(rows), "price": _num(first.get("price_usd_per_gpu_hour") or first.get("spot_price_usd_per_gpu_hour"))}
+        return {"n": ui_data.offer_rows(offers),  # as many as the table shows
+                "price": _num(first.get("price_usd_per_gpu_hour") or first.get("spot_price_usd_per_gpu_hour"))}
     if name == "cost_estimator":
         s = r.get("serving") if isinstance(r.get("serving"), Mapping) else {}
         return {"mtok": _num(s.get("usd_per_million_tokens")), "cost": _num(r.get("on_demand_cost_usd"))}

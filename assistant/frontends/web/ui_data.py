@@ -11,7 +11,7 @@ from __future__ import annotations
 
 __all__ = ["BadInput", "CHART_COLUMNS", "CHART_TOOLS", "PART_LABELS", "Visual", "check_question", "check_thread_id",
            "citations_markdown", "cost_visual", "is_rtl_text", "memory_frame", "memory_visual", "offers_frame",
-           "prices_visual", "recommend_frame", "recommend_visual", "speed_frame", "speed_visual", "summarize_args",
+           "offer_rows", "prices_visual", "recommend_frame", "recommend_visual", "speed_frame", "speed_visual", "summarize_args",
            "summarize_result", "training_visual", "visual_for_calls"]
 
 import re
@@ -170,13 +170,19 @@ def _sum_prices(r: Mapping[str, Any], args: Mapping[str, Any]) -> str:
         spot = args.get("pricing") == "spot" or o.get("price_usd_per_gpu_hour") is None
         cheapest = (f"spot {_usd(o.get('spot_price_usd_per_gpu_hour'))}/GPU-hour" if spot
                     else f"{_usd(o['price_usd_per_gpu_hour'])}/GPU-hour")
-        total = r.get("total_matches")
-        text = (f"{len(offers)} offer(s) shown" + (f" of {total:,}" if isinstance(total, int) else "")
+        total, shown = r.get("total_matches"), offer_rows(offers)
+        text = (f"{shown} offer{'s' if shown != 1 else ''} shown" + (f" of {total:,}" if isinstance(total, int) else "")
                 + f"; first: {o['provider']} {o.get('instance_type') or ''} ({o['gpu_count']} x {o['gpu']}) "
                 f"at {cheapest}.")
     if r.get("as_of"):
         text += f" Prices as of {r['as_of']}" + (" (possibly stale)." if r.get("stale") else ".")
     return text
+
+
+def offer_rows(offers: Iterable[Mapping[str, Any]]) -> int:
+    """How many rows a table of these offers shows: offers that differ only in region or date are one."""
+    return len({tuple(str(o.get(k)) for k in ("provider", "instance_type", "gpu", "gpu_count", "price_usd_per_gpu_hour",
+                                              "spot_price_usd_per_gpu_hour")) for o in offers if isinstance(o, Mapping)})
 
 
 def _sum_cost(r: Mapping[str, Any], _args: Mapping[str, Any]) -> str:
