@@ -244,7 +244,7 @@ def _rest_answer(body: dict[str, Any], owner: str) -> JSONResponse:
 
 def build_demo() -> gr.Blocks:
     """The whole app (nothing heavy is loaded until the first question)."""
-    models = [m["id"] for m in api.list_models()]
+    models = [(m["name"], m["id"]) for m in api.list_models()]  # the picker shows names, the tools get ids
     gpus = [g["name"] for g in api.list_gpus()]
     with gr.Blocks(title="GPU Advisor") as demo:
         # The thread id sits in a hidden field (not gr.State) so the page script can put it in the address.

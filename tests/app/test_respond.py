@@ -98,8 +98,8 @@ def test_respond_prices_show_a_table_with_prices_first(app_module):
     *_, last = app_module.respond("Cheapest H100 per hour?", [], None, [])
     answer = _text(_answers(last[0])[-1])
     headers = [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<th[^>]*>(.*?)</th>", answer)]
-    # the row's name, then the prices, so they are on screen before the table scrolls on a phone
-    assert headers[:3] == ["Provider", "$/GPU-hour", "$/hour"], headers
+    # the prices, the GPU and the region first, so they are on screen before the table scrolls on a phone
+    assert headers[:4] == ["$/GPU-hour", "$/hour", "GPU", "Region"], headers
     assert "ga-chart" not in answer  # a row of near-equal price bars would only repeat the table
 
 
@@ -186,8 +186,14 @@ def test_calculators_answer_with_blank_optional_fields(name, vals):
 @pytest.mark.parametrize("name, vals, key, match", [
     pytest.param("vram", ("llama-9000", "inference", None, "2048", "1", "1", "", ""), "model",
                  "Unknown model 'llama-9000'", id="unknown-model"),
-    pytest.param("vram", ("llama-3-8b", "inference", None, "-5", "1", "1", "", ""), "seq_len", "0 or more",
-                 id="negative-context"),
+    pytest.param("vram", ("llama-3-8b", "inference", None, "-5", "1", "1", "", ""), "seq_len",
+                 "Context: -5 is not accepted; use a whole number of 1 or more", id="negative-context"),
+    pytest.param("vram", ("llama-3-8b", "inference", None, "2048", "0", "1", "", ""), "batch",
+                 "Batch: 0 is not accepted; use a whole number of 1 or more", id="zero-batch-said-before-it-is-refused"),
+    pytest.param("vram", ("llama-3-8b", "inference", None, "2048", "2000000", "1", "", ""), "batch",
+                 "Batch: 2000000 is not accepted. Accepted: an integer from 1 to 1,000,000", id="batch-range-in-form-words"),
+    pytest.param("recommend", ("llama-3-8b", "serve", "4096", "0", "", [], "lora", "20000000", "cheapest", "", "", "3"),
+                 "users", "Concurrent users: 0 is not accepted", id="zero-users-no-snake-case"),
     pytest.param("vram", ("llama-3-8b", "inference", None, "8k", "1", "1", "", ""), "seq_len", "not a number",
                  id="text-in-a-number"),
     pytest.param("speed", ("llama-3-8b", "H1000", None, None, "1", "512", "256", "1"), "gpu", "Unknown GPU",

@@ -174,7 +174,9 @@ def table_html(df: pd.DataFrame | None, rtl: bool = False, caption: str = "") ->
     cols = [str(c) for c in df.columns]
     lead = [c for c in cols if c.lower() in ("rank", "pricing", "metric", "item", "component")]
     prices = [c for c in cols if c not in lead and any(h in c.lower() for h in _PRICE_HINT)]
-    order = lead + prices + [c for c in cols if c not in lead and c not in prices]
+    # after the prices, the GPU and the region: what a phone shows before the table scrolls
+    where = [c for c in cols if prices and c not in lead + prices and c.lower() in ("gpu", "region")]
+    order = lead + prices + where + [c for c in cols if c not in lead + prices + where]
     rows = [[_cell(c, rec.get(c)) for c in order] for rec in df.to_dict("records")]
     rows = fold_rows(order, rows)
     numeric = [bool(len(df)) and all(isinstance(v, (int, float)) or v is None for v in df[c]) for c in order]

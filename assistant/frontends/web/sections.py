@@ -25,12 +25,16 @@ from assistant.frontends.web.render import (MAX_SUPPORTING, card_html, details_h
 WINNER = {"en": "Best", "ur": "بہترین"}
 
 
-def _table_html(headers: list[str], rows: list[list[str]], numeric: list[bool], rtl: bool, caption: str) -> str:
-    """A table whose cells the engine already formatted (the chat's rounding): the first column, then
-    price columns, then the rest (GPU and region stay in view on a phone), duplicate rows folded, its
+def _table_html(lang: str, headers: list[str], rows: list[list[str]], numeric: list[bool], caption: str) -> str:
+    """A table whose cells the engine already formatted (the chat's rounding): the price columns, the
+    GPU and the region first (in view on a phone before the table scrolls), duplicate rows folded, its
     own sideways scroll."""
+    rtl = lang == "ur"
     money = [i for i, h in enumerate(headers) if "$" in h or "usd" in h.lower() or "price" in h.lower()]
-    order = ([0] if headers and 0 not in money else []) + money
+    where = {label(lang, "col.gpu"), label(lang, "col.region")}
+    order = money + [i for i, h in enumerate(headers) if money and i not in money and h in where]
+    if not money and headers:
+        order = [0]
     order += [i for i in range(len(headers)) if i not in order]
     cols = [headers[i] for i in order]
     body_rows = fold_rows(cols, [[r[i] if i < len(r) else "" for i in order] for r in rows])
@@ -147,7 +151,7 @@ def sections_html(sections: Any, visual: ui_data.Visual | None = None) -> str:
         if b.role == "table" and b.kind == "heading":
             caption = b.text
         elif b.role == "table" and b.kind == "table":
-            parts.append(_table_html(b.headers, b.rows, b.numeric, rtl, caption))
+            parts.append(_table_html(lang, b.headers, b.rows, b.numeric, caption))
             caption = ""
     if sec.explanation:
         parts.append(sub("head.why") + "".join(f"<p{d}>{line(f)}</p>" for f in sec.explanation))
