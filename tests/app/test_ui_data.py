@@ -45,7 +45,7 @@ REC = {"status": "ok", "missing": [], "ruled_out": [{"reason": "x"}], "suggestio
 
 
 @pytest.mark.parametrize("name, result, args, expected", [
-    pytest.param("vram_calculator", VRAM, {}, "Needs 19.58 GB per GPU of 25.77 GB on a 24 GB GPU: fits, 6.19 GB free",
+    pytest.param("vram_calculator", VRAM, {}, "Needs 19.6 GB per GPU of 25.8 GB on a 24 GB GPU: fits, 6.19 GB free",
                  id="vram-fits"),
     pytest.param("vram_calculator", VRAM | {"fit": VRAM["fit"] | {"fits": False, "headroom_gb": -0.47}}, {},
                  "does not fit, 0.47 GB short", id="vram-short"),

@@ -20,6 +20,8 @@ from typing import Any, Iterable, Mapping
 
 import pandas as pd
 
+from assistant.engine.formatting import number
+
 from assistant.runtime.settings import MAX_QUESTION_CHARS
 
 CHART_COLUMNS = ["item", "value", "part"]
@@ -134,19 +136,19 @@ def summarize_result(name: str, result: Any, args: Mapping[str, Any] | None = No
 
 
 def _sum_vram(r: Mapping[str, Any], _args: Mapping[str, Any]) -> str:
-    text = f"Needs {r['total_gb']:,.2f} GB per GPU"
+    text = f"Needs {number(r['total_gb'])} GB per GPU"
     fit = r.get("fit")
     if fit:
-        verdict = (f"fits, {fit['headroom_gb']:,.2f} GB free" if fit["fits"]
-                   else f"does not fit, {-fit['headroom_gb']:,.2f} GB short")
-        text += f" of {fit['gpu_memory_gb']:,.2f} GB on {fit['gpu']}: {verdict}"
+        verdict = (f"fits, {number(fit['headroom_gb'])} GB free" if fit["fits"]
+                   else f"does not fit, {number(-fit['headroom_gb'])} GB short")
+        text += f" of {number(fit['gpu_memory_gb'])} GB on {fit['gpu']}: {verdict}"
     return text + "."
 
 
 def _sum_speed(r: Mapping[str, Any], _args: Mapping[str, Any]) -> str:
     gpu = (r.get("gpu") or {}).get("name", "the GPU")
-    text = (f"{r['decode_tokens_per_s']:,.1f} tokens/s per sequence, {r['aggregate_tokens_per_s']:,.1f} in total "
-            f"(batch {(r.get('inputs') or {}).get('batch', 1)}), first token in {r['time_to_first_token_s']:,.3f} s "
+    text = (f"{number(r['decode_tokens_per_s'])} tokens/s per sequence, {number(r['aggregate_tokens_per_s'])} in total "
+            f"(batch {(r.get('inputs') or {}).get('batch', 1)}), first token in {number(r['time_to_first_token_s'])} s "
             f"on {gpu} ({r.get('bound', '?')}-bound, estimate).")
     mem = r.get("memory") or {}
     if mem:
@@ -157,7 +159,7 @@ def _sum_speed(r: Mapping[str, Any], _args: Mapping[str, Any]) -> str:
 
 def _sum_train(r: Mapping[str, Any], _args: Mapping[str, Any]) -> str:
     gpu = (r.get("gpu") or {}).get("name", "the GPU")
-    return (f"{r['tokens_per_s']:,.0f} tokens/s: {r['hours']:,.2f} h ({r['gpu_hours']:,.2f} GPU-hours) for "
+    return (f"{r['tokens_per_s']:,.0f} tokens/s: {number(r['hours'])} h ({number(r['gpu_hours'])} GPU-hours) for "
             f"{r['total_tokens']:,.0f} tokens on {gpu} (estimate).")
 
 
@@ -192,12 +194,12 @@ def _sum_cost(r: Mapping[str, Any], _args: Mapping[str, Any]) -> str:
         parts.append(f"{o['provider']} {o.get('instance_type') or ''} at {_usd(o['price_usd_per_hour'])}/hour")
     s = r.get("serving")
     if s:
-        parts.append(f"{s['aggregate_tokens_per_s']:,.1f} tokens/s")
+        parts.append(f"{number(s['aggregate_tokens_per_s'])} tokens/s")
         if s.get("usd_per_million_tokens") is not None:
             parts.append(f"{_usd(s['usd_per_million_tokens'])} per million tokens, "
                          f"{_usd(s.get('monthly_usd'))} a month")
     if r.get("runtime_hours") is not None:
-        parts.append(f"{r['runtime_hours']:,.2f} h")
+        parts.append(f"{number(r['runtime_hours'])} h")
     if r.get("on_demand_cost_usd") is not None:
         parts.append(f"{_usd(r['on_demand_cost_usd'])} on demand")
     sp = r.get("spot") or {}
@@ -259,18 +261,23 @@ def memory_frame(result: Mapping[str, Any]) -> pd.DataFrame:
     return _chart(rows)
 
 
+def _words(text: str) -> str:
+    """A formula's code names in words ("PEFT autocast_adapter_dtype" -> "PEFT autocast adapter dtype")."""
+    return re.sub(r"\b[A-Za-z]+(?:_[A-Za-z0-9]+)+\b", lambda m: m.group(0).replace("_", " "), str(text))
+
+
 def memory_visual(result: Mapping[str, Any]) -> Visual:
     model = (result.get("model") or {}).get("name", "the model")
-    title = f"{model}: {result.get('total_gb', 0):,.1f} GB per GPU"
+    title = f"{model}: {number(result.get('total_gb', 0))} GB per GPU"
     fit = result.get("fit")
     note = ""
     if fit:
-        title += f" vs {fit['gpu_memory_gb']:,.1f} GB"
+        title += f" vs {number(fit['gpu_memory_gb'])} GB"
         note = (f"**{'Fits' if fit['fits'] else 'Does not fit'}** on {fit['gpu']}: "
-                f"{abs(fit['headroom_gb']):,.2f} GB {'free' if fit['fits'] else 'short'}.")
+                f"{number(abs(fit['headroom_gb']))} GB {'free' if fit['fits'] else 'short'}.")
     formulas = result.get("formulas") or {}
     table = pd.DataFrame([{"component": PART_LABELS.get(k, k), "GB": round(v, 3),
-                           "formula": (formulas.get(k) or {}).get("formula", "")}
+                           "formula": _words((formulas.get(k) or {}).get("formula", ""))}
                           for k, v in (result.get("components_gb") or {}).items()]
                          + [{"component": "total", "GB": round(result.get("total_gb", 0), 3), "formula": "per GPU"}])
     return Visual("memory", memory_frame(result), title, "GB (decimal)", table, note)
