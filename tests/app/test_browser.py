@@ -263,6 +263,7 @@ def test_english_answer_first_and_a_reload_looks_like_the_first_view(served_app,
     _open_all_details(page)
     assert not _internal_names(page), _internal_names(page)
     assert not _overflow_without_cue(page), _overflow_without_cue(page)
+    assert not page.locator('#chat button[aria-label="Scroll down"]').is_visible()  # nothing floats over answers
     widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
     assert widths[0] <= widths[1], f"{size} restored: the page overflows sideways {widths}"
     page.locator("#new-chat").click()  # a new conversation: empty chat, no thread in the address

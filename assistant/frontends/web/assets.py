@@ -112,9 +112,10 @@ details.ga-fn blockquote { margin: 4px 0 8px; padding: 4px 10px; border-inline-s
 details.ga-steps ol { margin: 4px 0; padding-inline-start: 1.4em; font-size: 14px; }
 .ga-live ul { list-style: none; padding-inline-start: 0; margin: 2px 0; font-size: 14px; }
 /* a table wider than its box: a shadow at the edge that hides more (scrolls with the content) */
+/* (the covers take the answer bubble's colour: with nothing to scroll they hide the shadows and show nothing) */
 .ga-table-wrap { background:
-  linear-gradient(to right, var(--background-fill-primary, #fff) 30%, rgba(255,255,255,0)) left / 28px 100% no-repeat local,
-  linear-gradient(to left, var(--background-fill-primary, #fff) 30%, rgba(255,255,255,0)) right / 28px 100% no-repeat local,
+  linear-gradient(to right, var(--background-fill-secondary) 30%, transparent) left / 28px 100% no-repeat local,
+  linear-gradient(to left, var(--background-fill-secondary) 30%, transparent) right / 28px 100% no-repeat local,
   radial-gradient(farthest-side at 0 50%, rgba(0,0,0,.28), rgba(0,0,0,0)) left / 12px 100% no-repeat scroll,
   radial-gradient(farthest-side at 100% 50%, rgba(0,0,0,.28), rgba(0,0,0,0)) right / 12px 100% no-repeat scroll; }
 .ga-table-wrap .ga-table td, .ga-table-wrap .ga-table th { background-color: transparent; }
@@ -123,12 +124,12 @@ details.ga-steps ol { margin: 4px 0; padding-inline-start: 1.4em; font-size: 14p
 #chat .placeholder-content button, #chat .example { unicode-bidi: plaintext; }
 .field-error textarea, .field-error input { border-color: #dc2626 !important; }
 .ga-field-msg { color: #b91c1c; font-size: 14px; }
-/* the chat's floating "scroll down" button: at the side, clear of the bars' values */
-#chat .scroll-down-button-container { left: auto !important; right: 12px !important; transform: none !important; opacity: .85; }
+/* no floating "scroll down" button over the answers (it covered chart values and the start of Urdu lines):
+   each new answer is scrolled into view by the page script, and the chat scrolls as usual */
+#chat .scroll-down-button-container { display: none !important; }
 @media (max-width: 640px) {
   /* every tab on a phone's row, none behind a "..." menu (Gradio measures the buttons as styled here) */
   .tab-container button { padding-left: 7px !important; padding-right: 7px !important; font-size: 14px !important; }
-  #chat .scroll-down-button-container { display: none !important; }
   .ga-opt-table { display: none; }
   .ga-opt-cards { display: block; }
   .ga-bars, .ga-axis { margin-right: 52px; }
