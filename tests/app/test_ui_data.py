@@ -391,3 +391,36 @@ def test_recent_titles_are_cut_at_a_word_with_an_ellipsis(question, title):
     from assistant.frontends.web.chat import recent_title
 
     assert recent_title(question) == title
+
+
+@pytest.mark.parametrize("lang, step, text", [
+    pytest.param("en", {"tool": "vram_calculator", "args": {"model": "llama-3.1-8b", "method": "qlora", "seq_len": 2048},
+                        "found": {"total_gb": 11.44}}, "Memory for Llama 3.1 8B, QLoRA, 2,048\u00a0tokens: needs 11.4\u00a0GB per GPU",
+                 id="en-memory-in-words"),
+    pytest.param("ur", {"tool": "vram_calculator", "args": {"params_b": 13.0, "method": "qlora"},
+                        "found": {"total_gb": 11.9, "fits": True, "gpu": "RTX 4090", "gpu_gb": 25.77}},
+                 "کی میموری", id="ur-memory-in-urdu"),
+    pytest.param("en", {"tool": "search_guide", "args": {}, "found": {"n": 2}},
+                 "The guide&#x27;s passages on the question: 2 passages", id="en-guide-no-ids"),
+    pytest.param("ur", {"tool": "price_query", "args": {"gpu": "H100"}, "found": {"n": 8, "price": 1.29}},
+                 "کی قیمتیں", id="ur-prices"),
+])
+def test_tool_steps_read_as_words_in_the_answers_language(lang, step, text):
+    from assistant.frontends.web.steps import steps_html
+
+    html = steps_html(lang, [step])
+    assert text in html, html
+    assert not re.search(r"[a-z]+_[a-z]+|seq_len|params_b", re.sub(r"<[^>]+>", "", html))
+    if lang == "ur":
+        assert 'dir="rtl"' in html and "یہ کیسے نکالا گیا" in html
+
+
+def test_chart_labels_follow_the_answers_language():
+    frame = pd.DataFrame([("needed", 6.99, "weights"), ("needed", 1.96, "activations"),
+                          ("GPU: a 24 GB GPU", 25.77, "GPU memory")], columns=ui_data.CHART_COLUMNS)
+    ur = web_chart.chart_from(ui_data.Visual("memory", frame, "13B: 11.9 GB per GPU", "GB (decimal)"), "ur")
+    labels = re.findall(r"<bdi[^>]*>([^<]*)</bdi>", ur)
+    assert "وزن" in labels and "درکار" in labels and "GPU میموری" in labels and "24 GB GPU" in "".join(labels)
+    assert not any(w in ur for w in ("Weights", "needed", "GB (decimal)", "per GPU"))
+    en = web_chart.chart_from(ui_data.Visual("memory", frame, "13B: 11.9 GB per GPU", "GB (decimal)"), "en")
+    assert "Weights" in en and "needed" in en
