@@ -68,12 +68,6 @@ def test_summarize_result(name, result, args, expected):
     assert expected in ui_data.summarize_result(name, result, args)
 
 
-def test_summarize_args_skips_none_and_shortens():
-    text = ui_data.summarize_args({"model": "llama-3-8b", "gpu": None, "question": "x" * 200, "targets": ["q", "v"]})
-    assert "`model=llama-3-8b`" in text and "gpu" not in text and "`targets=q, v`" in text
-    assert "..." in text and len(text) < 150
-
-
 def test_memory_frame_stacks_components_beside_the_gpu():
     df = ui_data.memory_frame(VRAM)
     assert list(df.columns) == ui_data.CHART_COLUMNS
