@@ -11,7 +11,7 @@ from __future__ import annotations
 
 __all__ = ["BadInput", "CHART_COLUMNS", "CHART_TOOLS", "PART_LABELS", "Visual", "check_question", "check_thread_id",
            "citations_markdown", "cost_visual", "is_rtl_text", "memory_frame", "memory_visual", "offers_frame",
-           "offer_rows", "prices_visual", "recommend_frame", "recommend_visual", "speed_frame", "speed_visual", "summarize_args",
+           "offer_rows", "prices_visual", "recommend_frame", "recommend_visual", "speed_frame", "speed_visual",
            "summarize_result", "training_visual", "visual_for_calls"]
 
 import re
@@ -107,19 +107,6 @@ def _usd(v: Any) -> str:
     if v is None:
         return "unknown"
     return f"${v:,.2f}" if v >= 1 else f"${v:,.3f}"
-
-
-def summarize_args(args: Mapping[str, Any] | None) -> str:
-    """`key=value` pairs of a tool call's inputs, for the tool step."""
-    parts = []
-    for k, v in (args or {}).items():
-        if v is None:
-            continue
-        text = ", ".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
-        if len(text) > 80:
-            text = text[:77] + "..."
-        parts.append(f"`{k}={text}`")
-    return " ".join(parts) or "(defaults)"
 
 
 def summarize_result(name: str, result: Any, args: Mapping[str, Any] | None = None) -> str:
