@@ -105,22 +105,25 @@ def _status(backend: str) -> str:
 
 def respond(message: str, history: list | None, thread_id: str | None, recent: list | None = None,
             lang: str | None = "auto", request: gr.Request = None) -> Iterator[tuple]:
-    """Stream one turn: the question, tool steps as they run, then the answer above its folded steps.
+    """Stream one turn: the question, the steps as they run, then the answer (its steps folded inside).
 
-    Yields (history, textbox, thread_id, status, recent threads); the last yield holds real values."""
+    Yields (history, textbox, thread_id, status, recent threads, the answer's typed record as JSON for
+    the browser to keep); the last yield holds real values."""
     try:
         q = ui_data.check_question(message)
     except ui_data.BadInput as exc:
         gr.Warning(str(exc))
-        yield list(history or []), message, thread_id, gr.skip(), gr.skip()
+        yield list(history or []), message, thread_id, gr.skip(), gr.skip(), gr.skip()
         return
     owner = _owner(request) if request is not None else None
-    hist, tid, ans = list(history or []), thread_id, None
+    hist, tid, ans, view = list(history or []), thread_id, None, None
     with _user_errors():
-        for hist, tid, ans in web_chat.turn(_advisor(), q, history or [], thread_id, owner, lang=lang or "auto"):
-            yield hist, "", tid, gr.skip(), gr.skip()
+        for hist, tid, ans, view in web_chat.turn(_advisor(), q, history or [], thread_id, owner,
+                                                  lang=lang or "auto"):
+            yield hist, "", tid, gr.skip(), gr.skip(), gr.skip()
     status = _status(ans.backend) if ans is not None else ""
-    yield hist, "", tid, status, web_chat.remember(recent, tid, q)
+    record = json.dumps(view, ensure_ascii=False) if view else ""
+    yield hist, "", tid, status, web_chat.remember(recent, tid, q), record
 
 
 def new_chat() -> tuple:
@@ -128,8 +131,9 @@ def new_chat() -> tuple:
     return [], "", "", ""
 
 
-def open_thread(tid: str | None, request: gr.Request = None) -> tuple:
-    """The chat of a thread this user owns (from the conversation store); empty when unknown."""
+def open_thread(tid: str | None, records: str | None = None, request: gr.Request = None) -> tuple:
+    """The chat of a thread this user owns (from the conversation store; `records`: this browser's typed
+    records of its answers, a JSON list); empty when unknown."""
     if not tid:
         return [], ""
     try:
@@ -141,18 +145,18 @@ def open_thread(tid: str | None, request: gr.Request = None) -> tuple:
     if rec is None:
         gr.Warning("That conversation is not available (it may have expired); starting a new one.")
         return [], ""
-    return web_chat.restore_history(rec), tid
+    return web_chat.restore_history(rec, web_chat.parse_records(records)), tid
 
 
-def restore(request: gr.Request) -> tuple:
-    """On page load: the thread named by ?thread= in the address, with its turns."""
+def restore(records: str | None = None, request: gr.Request = None) -> tuple:
+    """On page load: the thread named by ?thread= in the address, with its turns (`records`: as in open_thread)."""
     tid = request.query_params.get("thread") if request is not None else None
-    return open_thread(tid, request) if tid else ([], "")
+    return open_thread(tid, records, request) if tid else ([], "")
 
 
 def _recent_choices(recent: list | None) -> Any:
     items = [r for r in (recent or []) if isinstance(r, (list, tuple)) and len(r) == 2]
-    return gr.Radio(choices=[(str(q)[:60], str(t)) for t, q in items], value=None, visible=bool(items))
+    return gr.Radio(choices=[(web_chat.recent_title(q), str(t)) for t, q in items], value=None, visible=bool(items))
 
 
 _RateLimit = web_security.RateLimit  # per client; in Redis when GPU_ADVISOR_REDIS_URL is set
@@ -240,12 +244,15 @@ def _rest_answer(body: dict[str, Any], owner: str) -> JSONResponse:
 
 def build_demo() -> gr.Blocks:
     """The whole app (nothing heavy is loaded until the first question)."""
-    models = [m["id"] for m in api.list_models()]
+    models = [(m["name"], m["id"]) for m in api.list_models()]  # the picker shows names, the tools get ids
     gpus = [g["name"] for g in api.list_gpus()]
     with gr.Blocks(title="GPU Advisor") as demo:
         # The thread id sits in a hidden field (not gr.State) so the page script can put it in the address.
         thread = gr.Textbox(value="", visible="hidden", elem_id="thread-id")
         recent = gr.BrowserState([], storage_key="gpu-advisor-recent")  # this browser's threads only
+        # The last answer's typed record (JSON), which the page script keeps per thread (web_chat.answer_view);
+        # the same field carries a thread's records back to the server on load.
+        records = gr.Textbox(value="", visible="hidden", elem_id="turn-record")
         gr.Markdown("## GPU Advisor\nWhich cloud GPU to rent for LLM work: will it fit, how fast, what it costs. "
                     "Ask in English or Urdu.", elem_id="intro")
         with gr.Tab("Chat"):
@@ -266,23 +273,25 @@ def build_demo() -> gr.Blocks:
                 status = gr.Markdown("", elem_id="status")
             with gr.Accordion("Recent chats", open=False, elem_id="recent-box"):
                 recent_list = gr.Radio([], show_label=False, visible=False, elem_id="recent")
-            outputs = [chatbot, box, thread, status, recent]
+            outputs = [chatbot, box, thread, status, recent, records]
             url_js = web_assets.set_thread_url_js()
             inputs = [box, chatbot, thread, recent, answer_lang]
             for ev in (box.submit(respond, inputs, outputs, api_name="chat"),
                        send.click(respond, inputs, outputs, api_visibility="private"),
                        chatbot.example_select(_example, None, box, api_visibility="private", queue=False).then(
                            respond, inputs, outputs, api_visibility="private")):
-                ev.then(None, [thread], None, js=url_js).then(_recent_choices, recent, recent_list,
+                ev.then(None, [thread, records], None, js=web_assets.keep_record_js()).then(
+                    _recent_choices, recent, recent_list,
                                                               api_visibility="private", queue=False)
             new.click(new_chat, None, [chatbot, box, thread, status], api_name="new_chat", queue=False).then(
                 None, None, None, js=web_assets.clear_thread_url_js())
-            recent_list.select(open_thread, recent_list, [chatbot, thread], api_visibility="private").then(
-                None, [thread], None, js=url_js)
+            recent_list.select(open_thread, [recent_list, records], [chatbot, thread], api_visibility="private",
+                               js=web_assets.records_js(from_choice=True)).then(None, [thread], None, js=url_js)
         with gr.Tab("Calculators"):
             web_calc.build_calculators(models, gpus)
         gr.api(ask, api_name="ask", concurrency_limit=ASK_CONCURRENCY)
-        demo.load(restore, None, [chatbot, thread], api_visibility="private").then(
+        demo.load(restore, [records], [chatbot, thread], api_visibility="private",
+                  js=web_assets.records_js()).then(
             _recent_choices, recent, recent_list, api_visibility="private", queue=False)
     return demo
 

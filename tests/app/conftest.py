@@ -1,14 +1,24 @@
 """Fixtures for the web app: the Gradio demo launched in-process on a free loopback port."""
 
+import os
 import socket
 
 import pytest
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A free loopback port; within GPU_ADVISOR_TEST_PORTS ("18200-18299") when that is set."""
+    span = os.environ.get("GPU_ADVISOR_TEST_PORTS", "")
+    lo, _, hi = span.partition("-")
+    candidates = range(int(lo), int(hi or lo) + 1) if lo.isdigit() and (hi or lo).isdigit() else [0]
+    for port in candidates:
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return s.getsockname()[1]
+    raise RuntimeError(f"no free port in GPU_ADVISOR_TEST_PORTS={span!r}")
 
 
 @pytest.fixture(scope="session")

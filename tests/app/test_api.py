@@ -1,5 +1,7 @@
 """The launched app driven by gradio_client: the /ask endpoint, a follow-up in a thread, bad input."""
 
+import json
+
 import pytest
 from gradio_client.exceptions import AppError
 
@@ -42,13 +44,12 @@ def test_bad_input_is_a_readable_error(client, question, thread_id, message):
 
 
 def test_chat_endpoint_last_message_holds_real_values(client):
-    history, box, thread_id, status, recent = client.predict(FIT_Q, [], "", api_name="/chat")
+    history, box, thread_id, status, recent, record = client.predict(FIT_Q, [], "", api_name="/chat")
     assert box == "" and thread_id and recent[0] == [thread_id, FIT_Q]
-    titles = [(m.get("metadata") or {}).get("title") for m in history]
-    assert "🛠 vram_calculator" in titles
-    assert all((m.get("metadata") or {}).get("status") != "pending" for m in history)
+    assert [m["role"] for m in history] == ["user", "assistant"]  # one answer message, its steps inside
     answer = history[1]["content"][0]["text"]  # the answer right under the question, its chart inside
-    assert 'class="ga-chart"' in answer and "19.6" in answer
+    assert 'class="ga-chart"' in answer and "19.6" in answer and "How this was worked out" in answer
+    assert json.loads(record)["steps"][0]["tool"] == "vram_calculator"  # the typed record the page keeps
 
 
 def test_calculator_endpoint_error_is_readable(client):

@@ -4,9 +4,15 @@ in English and Urdu, asks questions as a user would and checks what a reader see
 - the verdict of each new answer is inside the viewport (answer-first scrolling);
 - the page never scrolls sideways (wide tables scroll inside their own box);
 - every chart's axis maximum is at least its largest bar;
-- after a reload, the thread (?thread= in the address) comes back with its turns;
+- after a reload, the thread (?thread= in the address) comes back looking as it first did: every
+  answer's HTML and size equal to the first view's;
+- options are a comparison table on a desktop and one card per option on a phone;
+- no snake_case name or passage id in visible text (steps, footnotes and assumptions opened);
+- no element reaches past the viewport unless it is inside a box that scrolls and shows a scroll cue;
+- the prices step's offer count equals the rows its table shows;
 - Urdu text uses the Urdu font stack, and an Urdu line that starts with a Latin word keeps it first
-  (at the right edge), in DOM order and with dir="rtl".
+  (at the right edge), in DOM order and with dir="rtl"; chart labels and steps are in Urdu, every
+  isolated Latin run holds whole bracket pairs, and Recent chats shows the Urdu title right to left.
 
 Screenshots go to test-artifacts/ (GPU_ADVISOR_SCREENSHOTS=docs writes docs/screenshots/ instead),
 with the timings in test-artifacts/app-timings.json.
@@ -14,6 +20,7 @@ with the timings in test-artifacts/app-timings.json.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -33,6 +40,7 @@ CHROMIUM_ARGS = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-b
 VIEWPORTS = {"desktop": {"width": 1400, "height": 900}, "phone": {"width": 390, "height": 844}}
 FIT_Q = "Can I run Llama-3-8B in FP16 on a 24 GB GPU with 8k context?"
 PRICE_Q = "Cheapest H100 per hour?"
+REC_Q = "Which GPU should I rent to serve Llama-3-8B for 10 users?"
 URDU_CHIP = "کیا میں 24GB GPU پر 13B ماڈل کو QLoRA کے ساتھ فائن ٹیون کر سکتا ہوں؟"
 URDU_LATIN_FIRST = "QLoRA سے 13B ماڈل کو 24GB GPU پر فائن ٹیون کر سکتا ہوں؟"
 URDU_FONT = "Noto Nastaliq Urdu"
@@ -159,13 +167,51 @@ def _assert_reader_view(page, label: str) -> None:
         assert c["values"] and c["ticks"][-1] >= max(c["values"]), f"{label}: chart axis {c} below its largest bar"
 
 
+# Visible text checks: snake_case identifiers (vram_calculator, grad_checkpointing) and passage ids ([ga-34]).
+_INTERNAL = r"\b[a-z]+_[a-z_]+\b|\[[a-z]{2,8}-\d{1,4}\]|\b[a-z]{2}-\d{2,3}\b"
+
+
+def _snapshots(page) -> list[dict]:
+    """Each answer as drawn: its HTML and its size (details closed, as they arrive)."""
+    return page.evaluate("""() => [...document.querySelectorAll('#chat .ga-answer')].map(a => {
+        const r = a.getBoundingClientRect();
+        return {html: a.innerHTML, w: Math.round(r.width), h: Math.round(r.height)}; })""")
+
+
+def _open_all_details(page) -> None:
+    page.evaluate("() => document.querySelectorAll('#chat details').forEach(d => d.open = true)")
+
+
+def _internal_names(page) -> list[str]:
+    return page.evaluate("""re => [...document.querySelectorAll('#chat .ga-answer')]
+        .flatMap(a => a.innerText.match(new RegExp(re, 'g')) || [])""", _INTERNAL)
+
+
+def _overflow_without_cue(page) -> list[dict]:
+    """Elements past the viewport's right edge that are not inside a scrolling box, and scrolling boxes
+    whose content is wider than they are but show no scroll cue (a gradient background)."""
+    return page.evaluate("""() => {
+        const out = [], W = document.documentElement.clientWidth;
+        for (const e of document.querySelectorAll('#chat .ga-answer *')) {
+            const r = e.getBoundingClientRect();
+            if (!r.width || !r.height) continue;
+            const box = e.closest('.ga-table-wrap');
+            if (box && box !== e) continue;
+            if (r.right > W + 1) out.push({tag: e.tagName, cls: e.className, right: r.right, W});
+            if (e.classList.contains('ga-table-wrap') && e.scrollWidth > e.clientWidth + 1
+                && !getComputedStyle(e).backgroundImage.includes('gradient'))
+                out.push({tag: e.tagName, cls: e.className, cue: 'none'});
+        }
+        return out; }""")
+
+
 def _shot(page, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"))
 
 
 @pytest.mark.parametrize("size", list(VIEWPORTS))
-def test_english_answer_first_and_restored_after_reload(served_app, browser, size, capsys):
+def test_english_answer_first_and_a_reload_looks_like_the_first_view(served_app, browser, size, capsys):
     url, _ = served_app
     page, errors = _open(browser, url, size)
     if size == "desktop":
@@ -181,17 +227,43 @@ def test_english_answer_first_and_restored_after_reload(served_app, browser, siz
     note.locator("summary").click()
     note.locator("blockquote").wait_for(state="visible", timeout=5_000)
     assert len(note.locator("blockquote").inner_text()) > 20
+    note.locator("summary").click()  # closed again, as it arrived
 
     _ask(page, PRICE_Q)  # a second answer below the first: the view moves to its verdict
     _assert_reader_view(page, f"{size} prices")
     assert page.locator("#chat .ga-table").count() >= 1
     _shot(page, f"{size}-en-prices")
+    last = page.locator("#chat .ga-answer").last
+    counts = [int(n) for n in re.findall(r"(\d+) offers", last.locator("details.ga-steps").text_content())]
+    rows = last.locator(".ga-table-wrap .ga-table tbody tr").count()
+    assert counts and sum(counts) == rows, (counts, rows)  # the count the step says is the rows shown
 
-    assert "thread=" in page.url
+    _ask(page, REC_Q)  # options side by side: a table on a desktop, cards on a phone, winner marked
+    _assert_reader_view(page, f"{size} options")
+    last = page.locator("#chat .ga-answer").last
+    table, cards = last.locator(".ga-opt-table"), last.locator(".ga-opt-cards")
+    assert (table.is_visible(), cards.is_visible()) == ((True, False) if size == "desktop" else (False, True))
+    assert last.locator(".ga-verdict").count() == 0  # "which GPU should I rent" is not a yes/no question
+    assert last.locator(".ga-card .ga-headline p").count() <= 3
+    shown = table if size == "desktop" else cards
+    assert shown.locator(".ga-win").count() >= 1 and "Best" in shown.inner_text()
+    _shot(page, f"{size}-en-options")
+
+    before = _snapshots(page)
+    assert "thread=" in page.url and len(before) == 3
     page.reload()
-    page.wait_for_function("() => document.querySelectorAll('#chat .ga-answer').length >= 2", timeout=20_000)
+    page.wait_for_function("() => document.querySelectorAll('#chat .ga-answer').length >= 3", timeout=20_000)
+    page.wait_for_timeout(300)
+    after = _snapshots(page)
+    for i, (x, y) in enumerate(zip(before, after)):
+        assert x["html"] == y["html"], f"{size}: answer {i + 1} differs after a reload"
+        assert (x["w"], x["h"]) == (y["w"], y["h"]), f"{size}: answer {i + 1} changed size after a reload: {x} {y}"
     chat = page.locator("#chat").inner_text()
     assert FIT_Q in chat and PRICE_Q in chat  # the previous turns are back on screen
+    _open_all_details(page)
+    assert not _internal_names(page), _internal_names(page)
+    assert not _overflow_without_cue(page), _overflow_without_cue(page)
+    assert not page.locator('#chat button[aria-label="Scroll down"]').is_visible()  # nothing floats over answers
     widths = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
     assert widths[0] <= widths[1], f"{size} restored: the page overflows sideways {widths}"
     page.locator("#new-chat").click()  # a new conversation: empty chat, no thread in the address
@@ -241,4 +313,49 @@ def test_urdu_font_direction_and_latin_first_lines(served_app, browser, size):
     assert starts, "no Urdu line in the answers starts with a Latin word"
     for s in starts:
         assert s["dir"] == "rtl" and s["gap"] < 40, s
+
+    # chart labels and steps in Urdu; every isolated Latin run holds whole bracket pairs
+    _open_all_details(page)
+    labels = page.evaluate("""() => [...document.querySelectorAll('#chat .ga-card[dir="rtl"]')].map(c => c.closest('.ga-answer'))
+        .flatMap(a => [...a.querySelectorAll('.ga-chart-title, .ga-key, .ga-unit, details.ga-steps li')])
+        .map(e => e.textContent)""")
+    assert labels and all(re.search("[\u0600-\u06ff]", t) for t in labels), [t for t in labels if not re.search("[\u0600-\u06ff]", t)]
+    runs = page.evaluate("""() => [...document.querySelectorAll('#chat [dir="rtl"] bdi')].map(b => b.textContent)""")
+    bad = [r for r in runs if r.count("(") != r.count(")") or r.count("[") != r.count("]")]
+    assert runs and not bad, bad
+    assert not _internal_names(page), _internal_names(page)
+    assert not _overflow_without_cue(page), _overflow_without_cue(page)
+
+    # Recent chats: the Urdu question right to left, in the Urdu face, cut at a word with an ellipsis
+    page.locator("#recent-box").click()
+    title = page.locator("#recent label span", has_text="کیا میں").first
+    title.wait_for(timeout=10_000)
+    info = title.evaluate("e => ({dir: getComputedStyle(e).direction, font: getComputedStyle(e).fontFamily,"
+                          " text: e.textContent})")
+    assert info["dir"] == "rtl" and info["font"].startswith(f'"{URDU_FONT}"'), info
+    assert info["text"].endswith("…") and URDU_CHIP.startswith(info["text"][:-1].rstrip()), info
+    _shot(page, f"{size}-ur-recent")
+    assert not errors, errors
+
+
+def test_phone_every_calculator_tab_in_view_and_a_result_scrolled_into_view(served_app, browser):
+    url, _ = served_app
+    page, errors = _open(browser, url, "phone")
+    page.get_by_role("tab", name="Calculators").click()
+    names = ["VRAM", "Speed", "Training time", "Prices", "Recommend"]
+    shown = page.evaluate("""names => names.map(n => [...document.querySelectorAll('button')]
+        .filter(b => b.textContent.trim() === n).some(b => { const r = b.getBoundingClientRect();
+            return r.height > 10 && r.left >= 0 && r.right <= innerWidth; }))""", names)
+    assert all(shown), dict(zip(names, shown))  # none hidden behind a "..." menu
+    page.locator("button", has_text="Prices").last.click()
+    page.get_by_role("button", name="Find offers").click()
+    card = page.locator(".ga-calc-out .ga-card").filter(has_text="shown").first
+    card.wait_for(timeout=20_000)
+    page.wait_for_timeout(500)
+    top = card.evaluate("e => e.getBoundingClientRect().top")
+    assert 0 <= top < page.viewport_size["height"] * 0.6, top  # the result came into view
+    said = int(re.search(r"(\d+) offers? shown", card.inner_text()).group(1))
+    rows = page.locator(".ga-calc-out .ga-table tbody tr").filter(visible=True).count()
+    assert said == rows, (said, rows)
+    _shot(page, "phone-calc-prices")
     assert not errors, errors

@@ -51,6 +51,6 @@ def test_a_call_api_request_renders_no_page_config_and_no_summary(app_demo):
 
 def test_the_chat_still_works_on_a_lean_session(client):
     """/chat replaces the recent-threads list and the textbox per session: Gradio's setters on the lean state."""
-    hist, box, tid, _, recent = client.predict("Cheapest H100 per hour?", [], "", [], api_name="/chat")
+    hist, box, tid, _, recent, _record = client.predict("Cheapest H100 per hour?", [], "", [], api_name="/chat")
     assert box == "" and tid and recent[0][0] == tid
     assert any("H100" in str(m.get("content")) for m in hist if m["role"] == "assistant")

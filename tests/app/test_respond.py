@@ -1,6 +1,8 @@
 """The chat generator, /ask and the calculator forms of the web app, called directly (no server)."""
 
+import json
 import re
+import types
 
 import gradio as gr
 import pytest
@@ -24,27 +26,31 @@ def _answers(history) -> list:
     return [m for m in history if m.role == "assistant" and not _meta(m)]
 
 
-def test_respond_streams_steps_then_puts_the_answer_first(app_module):
+def test_respond_streams_steps_then_one_answer_message_with_its_steps_in_words(app_module):
     steps = list(app_module.respond(FIT_Q, [], None, []))
     assert len(steps) >= 4  # question, tool starts/ends, final
-    history, box, tid, status, recent = steps[-1]
+    history, box, tid, status, recent, record = steps[-1]
     assert box == "" and tid and recent == [[tid, FIT_Q]]
+    view = json.loads(record)  # the typed record the browser keeps for a reload
+    assert view["sections"]["verdict"] == "yes" and view["steps"][0]["tool"] == "vram_calculator"
 
     # the first yield shows the question at once and clears the box
     first = steps[0]
     assert _text(first[0][-1]) == FIT_Q and first[1] == ""
 
-    # a tool step appears pending while it runs, and is done (folded) in the final history
-    pending = [m for s in steps for m in s[0] if _meta(m).get("status") == "pending"]
-    assert any(_meta(m)["title"] == "🛠 vram_calculator" for m in pending)
-    done = [m for m in history if _meta(m).get("title") == "🛠 vram_calculator"]
-    assert len(done) == 1 and _meta(done[0])["status"] == "done" and "duration" in _meta(done[0])
-    assert "`seq_len=8192`" in _text(done[0]) and "Needs 19.58 GB per GPU" in _text(done[0])
+    # while the tools run, one working message lists the steps in words
+    live = [_text(m) for s in steps[1:-1] for m in s[0][1:]]
+    assert any("Memory for Llama 3 8B" in t and "ga-live" in t for t in live), live
 
-    # answer first: question, then the answer card, then the steps
-    assert history[0].role == "user" and _answers(history) == [history[1]]
+    # one answer message: the card first, the steps folded inside it, in words (no tool or argument names)
+    assert [m.role for m in history] == ["user", "assistant"] and not _meta(history[1])
     answer = _text(history[1])
     assert answer.startswith('<div class="ga-answer">') and 'class="ga-card ga-v-yes"' in answer
+    assert answer.index("ga-card") < answer.index("ga-steps")
+    steps_part = answer[answer.index('<details class="ga-more ga-steps"'):]
+    assert "<summary>How this was worked out</summary>" in steps_part
+    assert "Memory for Llama 3 8B, inference, 8,192\u00a0tokens: needs 19.6\u00a0GB per GPU; fits on a 24\u00a0GB GPU<" in steps_part, steps_part
+    assert not re.search(r"[a-z]+_[a-z]+|seq_len|\[[a-z]{2}-\d+\]", re.sub(r"<[^>]+>", "", answer))
     assert "19.6\u00a0GB" in answer  # total_gb 19.58 rounded as the chat says it, kept with its unit
     # the chart: GPU memory 25.77 GB is the largest bar; axis 0..30 in steps of 10 (nice_max(25.77) = 30)
     ticks = re.findall(r'class="ga-tick"[^>]*>([^<]+)<', answer)
@@ -56,9 +62,25 @@ def test_respond_follow_up_uses_the_thread(app_module):
     history, tid = last[0], last[2]
     *_, last2 = app_module.respond("What if I use 32k context instead?", history, tid, last[4])
     assert last2[2] == tid and len(last2[4]) == 1  # the same thread, listed once
-    steps = [m for m in last2[0] if _meta(m).get("title") == "🛠 vram_calculator"]
-    assert len(steps) == 2 and "`seq_len=32768`" in _text(steps[-1]) and "`model=llama-3-8b`" in _text(steps[-1])
-    assert "does not fit" in _text(steps[-1])
+    answer = _text(last2[0][-1])
+    assert "Memory for Llama 3 8B, inference, 32,768\u00a0tokens: needs" in answer and "does not fit" in answer
+
+
+def test_a_restored_thread_renders_each_turn_from_its_record_as_it_first_looked(app_module):
+    req = types.SimpleNamespace(username=None)  # an unsigned reader, as the page's request is
+    *_, first = app_module.respond(FIT_Q, [], None, [], request=req)
+    *_, second = app_module.respond("Cheapest H100 per hour?", first[0], first[2], first[4], request=req)
+    tid, records = second[2], json.dumps([json.loads(first[5]), json.loads(second[5])])
+    live = [_text(m) for m in second[0] if m.role == "assistant"]
+    restored, _ = app_module.open_thread(tid, records, req)
+    assert [_text(m) for m in restored if m.role == "assistant"] == live
+    # without this browser's records (another browser): the stored text, no ids or raw tags in view
+    plain, _ = app_module.open_thread(tid, "", req)
+    texts = [re.sub(r"<[^>]+>", "", _text(m)) for m in plain if m.role == "assistant"]
+    assert len(texts) == 2 and not any(re.search(r"\[[a-z]{2}-\d+\]|&lt;details", t) for t in texts), texts
+    # a tampered record is ignored rather than trusted: it no longer matches the stored answer
+    bad = json.loads(first[5]) | {"h": "0" * 20}
+    assert app_module.open_thread(tid, json.dumps([bad]), req)[0][1].content == plain[1].content
 
 
 def test_respond_urdu_is_right_to_left_with_latin_runs_isolated(app_module):
@@ -76,8 +98,8 @@ def test_respond_prices_show_a_table_with_prices_first(app_module):
     *_, last = app_module.respond("Cheapest H100 per hour?", [], None, [])
     answer = _text(_answers(last[0])[-1])
     headers = [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<th[^>]*>(.*?)</th>", answer)]
-    # the row's name, then the prices, so they are on screen before the table scrolls on a phone
-    assert headers[:3] == ["Provider", "$/GPU-hour", "$/hour"], headers
+    # the prices, the GPU and the region first, so they are on screen before the table scrolls on a phone
+    assert headers[:4] == ["$/GPU-hour", "$/hour", "GPU", "Region"], headers
     assert "ga-chart" not in answer  # a row of near-equal price bars would only repeat the table
 
 
@@ -141,7 +163,7 @@ def _run(name, *vals):
 
 def test_calc_vram_shows_card_chart_table_and_folded_assumptions():
     html, err = _run("vram", "llama-3-8b", "inference", "fp16", "8192", "1", "1", "RTX 4090", "")
-    assert err is None and "Needs 19.58 GB per GPU" in html and "RTX 4090" in html
+    assert err is None and "Needs 19.6 GB per GPU" in html  # the chat's rounding (formatting.number) and "RTX 4090" in html
     assert 'class="ga-chart"' in html and 'class="ga-table"' in html and "<summary>Assumptions</summary>" in html
 
 
@@ -164,8 +186,14 @@ def test_calculators_answer_with_blank_optional_fields(name, vals):
 @pytest.mark.parametrize("name, vals, key, match", [
     pytest.param("vram", ("llama-9000", "inference", None, "2048", "1", "1", "", ""), "model",
                  "Unknown model 'llama-9000'", id="unknown-model"),
-    pytest.param("vram", ("llama-3-8b", "inference", None, "-5", "1", "1", "", ""), "seq_len", "0 or more",
-                 id="negative-context"),
+    pytest.param("vram", ("llama-3-8b", "inference", None, "-5", "1", "1", "", ""), "seq_len",
+                 "Context: -5 is not accepted; use a whole number of 1 or more", id="negative-context"),
+    pytest.param("vram", ("llama-3-8b", "inference", None, "2048", "0", "1", "", ""), "batch",
+                 "Batch: 0 is not accepted; use a whole number of 1 or more", id="zero-batch-said-before-it-is-refused"),
+    pytest.param("vram", ("llama-3-8b", "inference", None, "2048", "2000000", "1", "", ""), "batch",
+                 "Batch: 2000000 is not accepted. Accepted: an integer from 1 to 1,000,000", id="batch-range-in-form-words"),
+    pytest.param("recommend", ("llama-3-8b", "serve", "4096", "0", "", [], "lora", "20000000", "cheapest", "", "", "3"),
+                 "users", "Concurrent users: 0 is not accepted", id="zero-users-no-snake-case"),
     pytest.param("vram", ("llama-3-8b", "inference", None, "8k", "1", "1", "", ""), "seq_len", "not a number",
                  id="text-in-a-number"),
     pytest.param("speed", ("llama-3-8b", "H1000", None, None, "1", "512", "256", "1"), "gpu", "Unknown GPU",

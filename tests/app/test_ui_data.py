@@ -45,7 +45,7 @@ REC = {"status": "ok", "missing": [], "ruled_out": [{"reason": "x"}], "suggestio
 
 
 @pytest.mark.parametrize("name, result, args, expected", [
-    pytest.param("vram_calculator", VRAM, {}, "Needs 19.58 GB per GPU of 25.77 GB on a 24 GB GPU: fits, 6.19 GB free",
+    pytest.param("vram_calculator", VRAM, {}, "Needs 19.6 GB per GPU of 25.8 GB on a 24 GB GPU: fits, 6.19 GB free",
                  id="vram-fits"),
     pytest.param("vram_calculator", VRAM | {"fit": VRAM["fit"] | {"fits": False, "headroom_gb": -0.47}}, {},
                  "does not fit, 0.47 GB short", id="vram-short"),
@@ -66,12 +66,6 @@ REC = {"status": "ok", "missing": [], "ruled_out": [{"reason": "x"}], "suggestio
 ])
 def test_summarize_result(name, result, args, expected):
     assert expected in ui_data.summarize_result(name, result, args)
-
-
-def test_summarize_args_skips_none_and_shortens():
-    text = ui_data.summarize_args({"model": "llama-3-8b", "gpu": None, "question": "x" * 200, "targets": ["q", "v"]})
-    assert "`model=llama-3-8b`" in text and "gpu" not in text and "`targets=q, v`" in text
-    assert "..." in text and len(text) < 150
 
 
 def test_memory_frame_stacks_components_beside_the_gpu():
@@ -214,7 +208,8 @@ def test_citations_markdown_quotes_each_passage():
 import pandas as pd  # noqa: E402
 
 from assistant.frontends.web import chart as web_chart  # noqa: E402
-from assistant.frontends.web import render as web_render  # noqa: E402
+from assistant.frontends.web import render as web_render
+from assistant.frontends.web import sections as web_sections  # noqa: E402
 
 
 @pytest.mark.parametrize("largest, top", [
@@ -275,7 +270,7 @@ def test_sections_render_card_key_numbers_footnotes_and_folded_assumptions():
                    explanation=[Finding(code="fit.no", params={}, passage_id="ga-41")],
                    assumptions=[Finding(code="fit.no", params={})],
                    citations=[CitationRef(id="ga-41", title="Guide", quote="Always budget extra memory.")])
-    html = web_render.sections_html(sec)
+    html = web_sections.sections_html(sec)
     assert html.index('class="ga-card ga-v-no"') < html.index('class="ga-kn"') < html.index("ga-more")
     assert '<sup class="ga-ref">1</sup>' in html and "<details class=\"ga-fn\">" in html
     assert "Always budget extra memory." in html and "30.2" in html
@@ -304,3 +299,122 @@ def test_recent_threads_newest_first_without_duplicates():
     for i in range(MAX_RECENT + 5):
         many = remember(many, f"t{i}", "q")
     assert len(many) == MAX_RECENT and many[0][0] == f"t{MAX_RECENT + 4}"
+
+
+def _options_sections(kind="recommend", verdict="yes", headline=None):
+    from assistant.engine.answer import Finding, KeyNumber, Option, Sections
+
+    opts = [Option(title=Finding(code="rec.option", params={"n": 1, "gpu": g, "provider": p}),
+                   numbers=[KeyNumber(label="num.price_h", value=price, unit="usd_h"),
+                            KeyNumber(label="num.per_user", value=tps, unit="tok_s")],
+                   offer={"provider": p, "instance_type": "gpu_1x_" + g.lower().replace(" ", "_"), "region": "us-east-1",
+                          "price_usd_per_hour": price})
+            for g, p, price, tps in (("RTX 3090", "vast", 0.25, 35.0), ("RTX 4090", "lium", 0.28, 37.5),
+                                     ("L40S", "runpod", 0.79, 52.1))]
+    return Sections(lang="en", kind=kind, verdict=verdict, options=opts,
+                    headline=headline or [Finding(code="rec.best", params={"n": 1, "gpu": "RTX 3090", "provider": "vast",
+                                                                          "price": {"v": 0.25, "u": "usd_h"}})])
+
+
+def test_options_are_a_comparison_table_one_column_per_option_and_cards_for_a_phone():
+    html = web_sections.sections_html(_options_sections())
+    table = html[html.index("ga-opt-table"):html.index("ga-opt-cards")]
+    heads = [re.sub(r"<[^>]+>", "", h) for h in re.findall(r"<thead><tr>(.*?)</tr>", table)[0].split("</th>")[:-1]]
+    assert len(heads) == 4 and "RTX 3090" in heads[1] and "Best" in heads[1] and "Best" not in heads[2]
+    assert table.count("<tr>") == 1 + 3 and "$0.25" in table and "runpod 1x L40S" in table  # price, speed, where
+    assert len(re.findall(r'class="ga-num ga-win"', table)) == 3  # the winner's column is marked
+    cards = html[html.index("ga-opt-cards"):]
+    assert cards.count('class="ga-opt-card') == 3 and cards.count("ga-opt-card ga-win") == 1
+    assert "<ol class=\"ga-opts\"" not in html  # no wall of bullets
+
+
+@pytest.mark.parametrize("kind, verdict, pill", [
+    pytest.param("fit", "yes", "Yes", id="fit-question-has-a-pill"),
+    pytest.param("recommend", "yes", None, id="cheapest-way-question-has-none"),
+    pytest.param("prices", "yes", None, id="prices-have-none"),
+    pytest.param("recommend", "ask", "Need one detail", id="a-question-back-always"),
+])
+def test_the_verdict_pill_only_answers_yes_or_no_questions(kind, verdict, pill):
+    html = web_sections.sections_html(_options_sections(kind, verdict))
+    found = re.findall(r'<span class="ga-verdict">([^<]*)</span>', html)
+    assert found == ([pill] if pill else [])
+
+
+def test_the_card_holds_one_verdict_and_at_most_two_supporting_lines_without_repeats():
+    from assistant.engine.answer import Finding
+
+    lines = [Finding(code=c, params={}) for c in ("fit.no", "fit.no", "rec.none", "assume.per_gpu", "data.stale")]
+    html = web_sections.sections_html(_options_sections("fit", "no", lines))
+    card = html[html.index("ga-card"):html.index("</div></div>")]
+    assert card.count("<p") == 1 + web_render.MAX_SUPPORTING
+    assert html.count('class="ga-notice"') == 1  # the fourth distinct line moves below the card
+
+
+@pytest.mark.parametrize("text, runs", [
+    pytest.param("(انفرنس، bf16)", ["bf16"], id="urdu-bracket-closes-after-latin"),
+    pytest.param("(QLoRA، nf4) میں", ["(QLoRA، nf4)"], id="latin-bracket-pair-kept"),
+    pytest.param("[ga-34] دیکھیں", ["[ga-34]"], id="balanced-id"),
+    pytest.param("کارڈ (24 GB) پر", ["(24 GB)"], id="latin-inside-brackets"),
+    pytest.param("میموری (وزن: 16 GB)", ["16 GB"], id="urdu-opens-latin-closes"),
+])
+def test_urdu_brackets_stay_paired_with_their_run(text, runs):
+    out = web_render.isolate_latin(text)
+    got = re.findall(r"<bdi[^>]*>(.*?)</bdi>", out)
+    assert got == runs, out
+    outside = re.sub(r"<bdi[^>]*>.*?</bdi>", "", out)
+    for o, c in (("(", ")"), ("[", "]")):  # every bracket outside the runs has its partner outside too
+        assert outside.count(o) == outside.count(c), out
+
+
+def test_footnotes_show_no_ids_and_tell_passages_of_one_guide_apart():
+    cites = [{"passage_id": f"ga-{i}", "title": "Best cloud GPUs", "quote": q} for i, q in
+             ((1, "Quantised 7B to 13B models run on 24GB consumer cards."), (2, "Medium models want 48GB cards."))]
+    html = web_render.footnotes_html(cites, "en")
+    summaries = [re.sub(r"<[^>]+>", "", s) for s in re.findall(r"<summary>(.*?)</summary>", html)]
+    assert "ga-1" not in html and len(set(summaries)) == 2 and "Quantised 7B" in summaries[0]
+
+
+@pytest.mark.parametrize("question, title", [
+    pytest.param("Cheapest H100?", "Cheapest H100?", id="short"),
+    pytest.param("Can I run Llama 3 70B in int4 on two 24 GB cards with a context of 32k tokens please?",
+                 "Can I run Llama 3 70B in int4 on two 24 GB cards with a…", id="cut-at-a-word"),
+    pytest.param("کیا میں 24GB GPU پر 13B ماڈل کو QLoRA کے ساتھ فائن ٹیون کر سکتا ہوں اور اس کی لاگت کتنی ہو گی؟",
+                 "کیا میں 24GB GPU پر 13B ماڈل کو QLoRA کے ساتھ فائن ٹیون کر…", id="urdu-cut-at-a-word"),
+])
+def test_recent_titles_are_cut_at_a_word_with_an_ellipsis(question, title):
+    from assistant.frontends.web.chat import recent_title
+
+    assert recent_title(question) == title
+
+
+@pytest.mark.parametrize("lang, step, text", [
+    pytest.param("en", {"tool": "vram_calculator", "args": {"model": "llama-3.1-8b", "method": "qlora", "seq_len": 2048},
+                        "found": {"total_gb": 11.44}}, "Memory for Llama 3.1 8B, QLoRA, 2,048\u00a0tokens: needs 11.4\u00a0GB per GPU",
+                 id="en-memory-in-words"),
+    pytest.param("ur", {"tool": "vram_calculator", "args": {"params_b": 13.0, "method": "qlora"},
+                        "found": {"total_gb": 11.9, "fits": True, "gpu": "RTX 4090", "gpu_gb": 25.77}},
+                 "کی میموری", id="ur-memory-in-urdu"),
+    pytest.param("en", {"tool": "search_guide", "args": {}, "found": {"n": 2}},
+                 "The guide&#x27;s passages on the question: 2 passages", id="en-guide-no-ids"),
+    pytest.param("ur", {"tool": "price_query", "args": {"gpu": "H100"}, "found": {"n": 8, "price": 1.29}},
+                 "کی قیمتیں", id="ur-prices"),
+])
+def test_tool_steps_read_as_words_in_the_answers_language(lang, step, text):
+    from assistant.frontends.web.steps import steps_html
+
+    html = steps_html(lang, [step])
+    assert text in html, html
+    assert not re.search(r"[a-z]+_[a-z]+|seq_len|params_b", re.sub(r"<[^>]+>", "", html))
+    if lang == "ur":
+        assert 'dir="rtl"' in html and "یہ کیسے نکالا گیا" in html
+
+
+def test_chart_labels_follow_the_answers_language():
+    frame = pd.DataFrame([("needed", 6.99, "weights"), ("needed", 1.96, "activations"),
+                          ("GPU: a 24 GB GPU", 25.77, "GPU memory")], columns=ui_data.CHART_COLUMNS)
+    ur = web_chart.chart_from(ui_data.Visual("memory", frame, "13B: 11.9 GB per GPU", "GB (decimal)"), "ur")
+    labels = re.findall(r"<bdi[^>]*>([^<]*)</bdi>", ur)
+    assert "وزن" in labels and "درکار" in labels and "GPU میموری" in labels and "24 GB GPU" in "".join(labels)
+    assert not any(w in ur for w in ("Weights", "needed", "GB (decimal)", "per GPU"))
+    en = web_chart.chart_from(ui_data.Visual("memory", frame, "13B: 11.9 GB per GPU", "GB (decimal)"), "en")
+    assert "Weights" in en and "needed" in en

@@ -11,8 +11,8 @@ the question box get dir="auto".
 
 from __future__ import annotations
 
-__all__ = ["CSS", "HEAD_JS", "URDU_FONT_FILES", "URDU_FONT_STACK", "clear_thread_url_js", "font_faces",
-           "set_thread_url_js", "theme"]
+__all__ = ["CSS", "HEAD_JS", "RECORDS_KEY", "URDU_FONT_FILES", "URDU_FONT_STACK", "clear_thread_url_js", "font_faces",
+           "keep_record_js", "records_js", "set_thread_url_js", "theme"]
 
 from pathlib import Path
 
@@ -33,7 +33,7 @@ textarea { unicode-bidi: plaintext; }
 #chat [dir="rtl"] p, #chat [dir="rtl"] li, .ga-card[dir="rtl"] { line-height: 2.3; }
 [dir="rtl"] { text-align: right; }
 bdi.ga-ltr { font-family: var(--font, ui-sans-serif, system-ui, sans-serif); unicode-bidi: isolate; }
-.ga-nw { white-space: nowrap; }
+.ga-nw { white-space: nowrap; color: inherit; }
 /* the answer */
 .ga-answer { max-width: 100%; overflow-wrap: break-word; scroll-margin-top: 12px; }
 .ga-card { border: 1px solid var(--border-color-primary); border-inline-start: 5px solid var(--ga-v, #6b7280);
@@ -94,12 +94,44 @@ details.ga-fn blockquote { margin: 4px 0 8px; padding: 4px 10px; border-inline-s
 .ga-tick { position: absolute; top: 1px; transform: translateX(-50%); white-space: nowrap; }
 .ga-tick:first-child { transform: none; }
 .ga-unit { font-size: 12px; color: var(--body-text-color-subdued); margin-top: 2px; }
+/* options side by side: a table on a wide screen, one card per option on a phone */
+.ga-compare th.ga-win, .ga-compare td.ga-win { background: var(--ga-winbg, #ecfdf5); }
+.ga-compare thead th { vertical-align: bottom; }
+.ga-compare tbody th { font-weight: 400; white-space: normal; min-width: 9em; }
+.ga-win-badge { display: inline-block; margin-inline-start: 6px; padding: 0 8px; border-radius: 999px; font-size: 12px;
+  font-weight: 700; background: #dcfce7; color: #14532d; white-space: nowrap; }
+.ga-opt-cards { display: none; }
+.ga-opt-card { border: 1px solid var(--border-color-primary); border-radius: 8px; padding: 6px 10px; margin: 6px 0; }
+.ga-opt-card.ga-win { border-color: #16a34a; border-width: 2px; }
+.ga-opt-title { font-weight: 600; margin-bottom: 2px; }
+.ga-opt-card table { border-collapse: collapse; width: 100%; font-size: 14px; border: none; margin: 0; }
+#chat .ga-opt-card th, #chat .ga-opt-card td { border: none; border-bottom: 1px solid var(--border-color-primary);
+  padding: 2px 0; background: none; font-weight: 400; text-align: start; }
+#chat .ga-opt-card td { text-align: end; font-weight: 600; padding-inline-start: 8px; white-space: normal; }
+/* the steps, folded under the answer; while they run, a short list */
+details.ga-steps ol { margin: 4px 0; padding-inline-start: 1.4em; font-size: 14px; }
+.ga-live ul { list-style: none; padding-inline-start: 0; margin: 2px 0; font-size: 14px; }
+/* a table wider than its box: a shadow at the edge that hides more (scrolls with the content) */
+/* (the covers take the answer bubble's colour: with nothing to scroll they hide the shadows and show nothing) */
+.ga-table-wrap { background:
+  linear-gradient(to right, var(--background-fill-secondary) 30%, transparent) left / 28px 100% no-repeat local,
+  linear-gradient(to left, var(--background-fill-secondary) 30%, transparent) right / 28px 100% no-repeat local,
+  radial-gradient(farthest-side at 0 50%, rgba(0,0,0,.28), rgba(0,0,0,0)) left / 12px 100% no-repeat scroll,
+  radial-gradient(farthest-side at 100% 50%, rgba(0,0,0,.28), rgba(0,0,0,0)) right / 12px 100% no-repeat scroll; }
+.ga-table-wrap .ga-table td, .ga-table-wrap .ga-table th { background-color: transparent; }
 /* page chrome */
 #status { font-size: 13px; color: var(--body-text-color-subdued); }
 #chat .placeholder-content button, #chat .example { unicode-bidi: plaintext; }
 .field-error textarea, .field-error input { border-color: #dc2626 !important; }
 .ga-field-msg { color: #b91c1c; font-size: 14px; }
+/* no floating "scroll down" button over the answers (it covered chart values and the start of Urdu lines):
+   each new answer is scrolled into view by the page script, and the chat scrolls as usual */
+#chat .scroll-down-button-container { display: none !important; }
 @media (max-width: 640px) {
+  /* every tab on a phone's row, none behind a "..." menu (Gradio measures the buttons as styled here) */
+  .tab-container button { padding-left: 7px !important; padding-right: 7px !important; font-size: 14px !important; }
+  .ga-opt-table { display: none; }
+  .ga-opt-cards { display: block; }
   .ga-bars, .ga-axis { margin-right: 52px; }
   .ga-card { padding: 8px 10px; }
   .ga-table-wrap { max-width: calc(100vw - 64px); }
@@ -122,7 +154,7 @@ HEAD_JS = """
 (() => {
   let seen = -1;
   const dirAuto = () => {
-    for (const el of document.querySelectorAll('#chat .example, #chat .placeholder-content button, #question textarea'))
+    for (const el of document.querySelectorAll('#chat .example, #chat .placeholder-content button, #question textarea, #recent label span'))
       if (!el.hasAttribute('dir')) {
         el.setAttribute('dir', 'auto');
         if (/[\u0600-\u06FF]/.test(el.textContent || '')) el.setAttribute('lang', 'ur');  // the Urdu font stack
@@ -148,6 +180,34 @@ def set_thread_url_js() -> str:
     """JS for an event's `js=`: put the thread id in the address bar (?thread=...), no reload."""
     return ("(t) => { if (t) { const u = new URL(window.location.href); u.searchParams.set('thread', t);"
             " window.history.replaceState(null, '', u); } return []; }")
+
+
+RECORDS_KEY = "gpu-advisor-answers:"  # + thread id: that thread's typed answer records (a JSON list)
+_RECORD_THREADS, _RECORD_CHARS = 12, 600_000  # threads kept with records; characters per thread
+
+
+def keep_record_js() -> str:
+    """JS for `js=` after a turn (inputs: thread id, the answer's typed record): the thread in the
+    address bar, and the record kept in this browser for a reload (web_chat.answer_view)."""
+    return ("(t, r) => { if (t) { const u = new URL(window.location.href); u.searchParams.set('thread', t);"
+            " window.history.replaceState(null, '', u); }"
+            " if (t && r) { try { const K = '" + RECORDS_KEY + "', k = K + t, rec = JSON.parse(r);"
+            " const a = JSON.parse(localStorage.getItem(k) || '[]').filter(x => x.h !== rec.h); a.push(rec);"
+            f" while (a.length > 1 && JSON.stringify(a).length > {_RECORD_CHARS}) a.shift();"
+            " localStorage.setItem(k, JSON.stringify(a));"
+            " const idx = JSON.parse(localStorage.getItem(K + 'index') || '[]').filter(x => x !== t); idx.unshift(t);"
+            f" for (const old of idx.slice({_RECORD_THREADS})) localStorage.removeItem(K + old);"
+            f" localStorage.setItem(K + 'index', JSON.stringify(idx.slice(0, {_RECORD_THREADS})));"
+            " } catch (e) { console.warn('answer record not kept', e); } } return []; }")
+
+
+def records_js(from_choice: bool = False) -> str:
+    """JS for `js=` before a thread is opened: this browser's records of it, for the server to render
+    (on load the thread comes from ?thread=; from Recent chats it is the chosen value)."""
+    get = "(t ? (localStorage.getItem('" + RECORDS_KEY + "' + t) || '') : '')"
+    if from_choice:
+        return f"(t) => [t, {get}]"
+    return f"() => {{ const t = new URL(window.location.href).searchParams.get('thread'); return [{get}]; }}"
 
 
 def clear_thread_url_js() -> str:

@@ -56,6 +56,7 @@ class Field:
     make: Callable[[], Any]
     number: str = ""  # "int" / "float": a blank-able text field parsed as a number
     label: str = ""
+    least: float = 0  # the smallest value the computation accepts (counts and sizes: 1)
 
 
 def _parse(f: Field, v: Any) -> Any:
@@ -69,11 +70,10 @@ def _parse(f: Field, v: Any) -> Any:
         x = float(str(v).replace(",", "").replace("_", ""))
     except ValueError:
         raise FieldError(f.key, f"{f.label or f.key}: {str(v)[:40]!r} is not a number.") from None
-    if not math.isfinite(x) or x < 0:
-        raise FieldError(f.key, f"{f.label or f.key}: use a number of 0 or more.")
+    kind = "a whole number" if f.number == "int" else "a number"
+    if not math.isfinite(x) or x < f.least or (f.number == "int" and not x.is_integer()):
+        raise FieldError(f.key, f"{f.label or f.key}: {str(v)[:40]} is not accepted; use {kind} of {f.least:g} or more.")
     if f.number == "int":
-        if not x.is_integer():
-            raise FieldError(f.key, f"{f.label or f.key}: use a whole number.")
         return int(x)
     return int(x) if x.is_integer() else x
 
@@ -83,7 +83,7 @@ _TOOL_FIELDS = {"weight_precision": "precision", "tensor_parallel": "gpus", "con
                 "max_price_usd_per_gpu_hour": "max_price", "budget_usd": "budget", "deadline_hours": "deadline"}
 
 
-def _field_error(exc: Exception, keys: list[str]) -> FieldError:
+def _field_error(exc: Exception, keys: list[str], labels: dict[str, str] | None = None) -> FieldError:
     """Map a typed tool error to the form field it is about (by its typed attributes, not its text)."""
     if isinstance(exc, FieldError):
         return exc
@@ -96,6 +96,9 @@ def _field_error(exc: Exception, keys: list[str]) -> FieldError:
         return FieldError("gpu" if "gpu" in keys else None, msg)
     if isinstance(exc, InvalidInput):
         key = _TOOL_FIELDS.get(exc.field, exc.field)
+        if key in keys and labels and labels.get(key):  # in the form's words: its label, not the tool's field name
+            return FieldError(key, web_words(f"{labels[key]}: {exc.value} is not accepted. Accepted: "
+                                             f"{str(exc.accepted).rstrip('.')}."))
         return FieldError(key if key in keys else None, web_words(str(exc)))
     return FieldError(None, web_words(str(exc)))
 
@@ -174,7 +177,7 @@ def evaluate_form(fields: list[Field], compute: Callable[[dict[str, Any]], str],
     try:
         return compute({f.key: _parse(f, v) for f, v in zip(fields, vals)}), None
     except (AdvisorError, FieldError, ValueError) as exc:
-        return "", _field_error(exc, [f.key for f in fields])
+        return "", _field_error(exc, [f.key for f in fields], {f.key: f.label for f in fields})
 
 
 def _tab(title: str, button: str, fields: list[Field], compute: Callable[[dict[str, Any]], str], api_name: str,
@@ -200,7 +203,7 @@ def _tab(title: str, button: str, fields: list[Field], compute: Callable[[dict[s
             return _error_html(str(err)) if err is not None else out
 
         btn.click(lambda: "", None, out, api_visibility="private", queue=False).then(
-            run, comps, out, validator=validate, api_name=api_name)
+            run, comps, out, validator=validate, api_name=api_name).then(None, None, None, js=_SCROLL_TO_RESULT_JS)
         if modes:
             mode_key, shown = modes
             mode_comp = comps[keys.index(mode_key)]
@@ -213,12 +216,23 @@ def _tab(title: str, button: str, fields: list[Field], compute: Callable[[dict[s
                              queue=False)
 
 
+# On a phone the result lies below the form: bring the visible tab's result into view.
+_SCROLL_TO_RESULT_JS = ("() => { const o = [...document.querySelectorAll('.ga-calc-out')].find(e => e.offsetParent);"
+                        " if (o && o.getBoundingClientRect().top > innerHeight * 0.6) o.scrollIntoView({block: 'start'});"
+                        " return []; }")
+
+
+# (what the reader sees, the value the tools take): methods as they are written, models by name
+_METHODS = [("Inference", "inference"), ("LoRA", "lora"), ("QLoRA", "qlora"), ("Full fine-tuning", "full")]
+_FROM_ZERO = frozenset({"min_vram_gb", "max_price", "budget", "deadline", "gpu_memory_gb", "min_tps"})
+
+
 def _opt_num(label: str, placeholder: str = "optional") -> Callable[[], Any]:
     return lambda: gr.Textbox(label=label, placeholder=placeholder, max_lines=1)
 
 
-def build_calculators(models: list[str], gpus: list[str]) -> None:
-    """The calculator tabs (inside the caller's Blocks)."""
+def build_calculators(models: list[str] | list[tuple[str, str]], gpus: list[str]) -> None:
+    """The calculator tabs (inside the caller's Blocks); `models` as ids or (name, id) pairs."""
     for spec in forms(models, gpus):
         _tab(*spec)
 
@@ -243,12 +257,13 @@ def forms(models: list[str], gpus: list[str]) -> list[tuple]:
         return lambda: gr.Dropdown(precisions, value=None, label=label, allow_custom_value=True)
 
     def field(key: str, make: Callable[[], Any], kind: str = "", label: str = "") -> Field:
-        return Field(key, make, kind, label or key)
+        # counts and lengths start at 1 (the tools refuse 0); prices, sizes and limits at 0
+        return Field(key, make, kind, label or key, 1 if kind == "int" and key not in _FROM_ZERO else 0)
 
     return [
         ("VRAM", "Estimate memory", [
         field("model", model_box()),
-        field("method", lambda: gr.Radio(["inference", "lora", "qlora", "full"], value="inference", label="Method")),
+        field("method", lambda: gr.Radio(_METHODS, value="inference", label="Method")),
         field("precision", prec("Weight precision (blank: the method's default)")),
         field("seq_len", lambda: gr.Textbox(label="Context (tokens)", value="8192", max_lines=1), "int", "Context"),
         field("batch", lambda: gr.Textbox(label="Sequences at once (batch)", value="1", max_lines=1), "int", "Batch"),
@@ -268,7 +283,7 @@ def forms(models: list[str], gpus: list[str]) -> list[tuple]:
     ], _speed, "speed"),
         ("Training time", "Estimate training time", [
         field("model", model_box()), field("gpu", gpu_box("A100")),
-        field("method", lambda: gr.Radio(["lora", "qlora", "full"], value="lora", label="Method")),
+        field("method", lambda: gr.Radio(_METHODS[1:], value="lora", label="Method")),
         field("dataset_tokens", lambda: gr.Textbox(label="Dataset tokens (per epoch)", value="100000000", max_lines=1),
               "int", "Dataset tokens"),
         field("epochs", lambda: gr.Textbox(label="Epochs", value="1", max_lines=1), "float", "Epochs"),
@@ -278,7 +293,7 @@ def forms(models: list[str], gpus: list[str]) -> list[tuple]:
     ], _train, "train_time"),
         ("Prices", "Find offers", [
         field("gpu", gpu_box("H100", "GPU (model or family; blank: any)")),
-        field("pricing", lambda: gr.Radio(["any", "on-demand", "spot"], value="on-demand", label="Pricing")),
+        field("pricing", lambda: gr.Radio([("Any", "any"), ("On-demand", "on-demand"), ("Spot", "spot")], value="on-demand", label="Pricing")),
         field("provider", lambda: gr.Textbox(label="Provider (optional)", placeholder="aws, lambda, runpod ...",
                                              max_lines=1)),
         field("region", lambda: gr.Textbox(label="Region contains (optional)", placeholder="us-east, europe ...",
@@ -290,17 +305,17 @@ def forms(models: list[str], gpus: list[str]) -> list[tuple]:
     ], _prices, "prices"),
         ("Recommend", "Recommend GPUs", [
         field("model", model_box()),
-        field("workload", lambda: gr.Radio(["serve", "finetune"], value="serve", label="Workload")),
+        field("workload", lambda: gr.Radio([("Serve", "serve"), ("Fine-tune", "finetune")], value="serve", label="Workload")),
         field("context_tokens", lambda: gr.Textbox(label="Context tokens per request", value="4096", max_lines=1),
               "int", "Context tokens"),
         field("users", lambda: gr.Textbox(label="Concurrent users", value="10", max_lines=1), "int", "Concurrent users"),
         field("min_tps", _opt_num("Min tokens/s per user"), "float", "Min tokens/s per user"),
         field("precisions", lambda: gr.Dropdown(precisions, value=[], multiselect=True,
                                                 label="Allowed precisions, in order (optional)")),
-        field("method", lambda: gr.Radio(["lora", "qlora", "full"], value="lora", label="Method", visible=False)),
+        field("method", lambda: gr.Radio(_METHODS[1:], value="lora", label="Method", visible=False)),
         field("dataset_tokens", lambda: gr.Textbox(label="Dataset tokens", value="20000000", max_lines=1, visible=False),
               "int", "Dataset tokens"),
-        field("objective", lambda: gr.Radio(["cheapest", "fastest", "value"], value="cheapest", label="Objective")),
+        field("objective", lambda: gr.Radio([("Cheapest", "cheapest"), ("Fastest", "fastest"), ("Best value", "value")], value="cheapest", label="Objective")),
         field("budget", _opt_num("Budget (USD)"), "float", "Budget"),
         field("deadline", _opt_num("Deadline (hours)"), "float", "Deadline"),
         field("top_n", lambda: gr.Textbox(label="Options to show", value="5", max_lines=1), "int", "Options to show"),

@@ -12,15 +12,18 @@ maximum) and `.ga-val` (one value label per bar, the bar's total).
 
 from __future__ import annotations
 
-__all__ = ["PART_LABELS", "chart_html", "color_for", "nice_max", "worth_drawing"]
+__all__ = ["CHART_WORDS", "PART_LABELS", "chart_from", "chart_html", "chart_words", "color_for", "nice_max",
+           "worth_drawing"]
 
 import hashlib
 import html
 import math
+import re
 from typing import Any
 
 import pandas as pd
 
+from assistant.engine.render.catalog import catalog
 from assistant.frontends.web import ui_data
 
 # Fixed colours for the parts the tools name; anything else (a GPU, an option) hashes into _PALETTE,
@@ -33,6 +36,17 @@ _FIXED = {"weights": "#4c78a8", "kv_cache": "#f58518", "activations": "#54a24b",
 _PALETTE = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#b279a2", "#9d755d", "#eeca3b",
             "#ff9da6", "#2f6f4f"]
 PART_LABELS = ui_data.PART_LABELS
+# A chart's words in an answer's language other than English: its title by the picture's kind, its unit,
+# and the words of bar and legend labels (a memory component's name comes from the message catalog).
+CHART_WORDS: dict[str, dict[str, dict[str, str]]] = {"ur": {
+    "title": {"memory": "فی GPU میموری", "speed": "رفتار کا اندازہ", "recommend": "اختیارات کا موازنہ",
+              "cost": "لاگت", "training": "ٹریننگ کے وقت کا اندازہ", "prices": "فی GPU گھنٹہ قیمت، سب سے سستی پہلے"},
+    "unit": {"GB (decimal)": "GB میں (اعشاری)", "tokens/s": "ٹوکن فی سیکنڈ", "hours": "گھنٹے", "USD": "$",
+             "USD per million tokens": "$ فی ملین ٹوکن", "USD for the job": "کام کے $", "USD per GPU-hour": "$ فی GPU گھنٹہ"},
+    "word": {"needed": "درکار", "GPU memory": "GPU میموری", "per sequence": "فی سلسلہ", "total at batch": "بیچ پر کل",
+             "on-demand": "آن ڈیمانڈ", "spot (expected)": "اسپاٹ (متوقع)", "spot": "اسپاٹ", "wall-clock hours": "گھڑی کے گھنٹے",
+             "GPU-hours": "GPU گھنٹے", "tokens/s": "ٹوکن فی سیکنڈ", "hours": "گھنٹے", "USD": "$",
+             "USD per million tokens": "$ فی ملین ٹوکن", "USD for the job": "کام کے $"}}}
 
 
 def color_for(part: str) -> str:
@@ -100,22 +114,39 @@ def worth_drawing(frame: pd.DataFrame) -> bool:
     return not (same and frame["part"].nunique() < 2)
 
 
-def chart_html(frame: pd.DataFrame, title: str = "", unit: str = "") -> str:
-    """Horizontal (stacked) bars for a chart frame, or "" when worth_drawing() says no."""
+def chart_words(lang: str, text: str) -> str:
+    """A bar or legend label in the answer's language: a memory component by the catalog, a known word
+    or the phrase it starts with ("total at batch 10") by CHART_WORDS; names stay as they are."""
+    if lang == "en" or lang not in CHART_WORDS:
+        return PART_LABELS.get(text, text)
+    comp = catalog(lang).get(f"comp.{text}")
+    if comp:
+        return comp
+    text = re.sub(r"\ba (\d+(?:\.\d+)?) GB GPU\b", r"\1 GB GPU", text)  # the fit's "a 24 GB GPU"
+    words = CHART_WORDS[lang]["word"]
+    for en in sorted(words, key=len, reverse=True):
+        if text == en or text.startswith(en + " "):
+            return words[en] + text[len(en):]
+    return text
+
+
+def chart_html(frame: pd.DataFrame, title: str = "", unit: str = "", lang: str = "en") -> str:
+    """Horizontal (stacked) bars for a chart frame, or "" when worth_drawing() says no; labels in `lang`."""
     if not worth_drawing(frame):
         return ""
     frame = frame[[math.isfinite(float(v)) and float(v) >= 0 for v in frame["value"]]]
     totals = _totals(frame)
     top = nice_max(max(totals.values()))
     parts = list(dict.fromkeys(str(p) for p in frame["part"]))
+    ur = ' lang="ur"' if lang == "ur" else ""
     rows = []
     for item, total in totals.items():
         segs = frame[frame["item"].astype(str) == item]
         bar = "".join(
             f'<span class="ga-seg" style="width:{100 * float(v) / top:.3f}%;background:{color_for(str(p))}" '
-            f'title="{html.escape(PART_LABELS.get(str(p), str(p)))}: {_fmt(float(v))}"></span>'
+            f'title="{html.escape(chart_words(lang, str(p)))}: {_fmt(float(v))}"></span>'
             for p, v in zip(segs["part"], segs["value"]))
-        rows.append(f'<div class="ga-row"><div class="ga-label"><bdi>{html.escape(item)}</bdi></div>'
+        rows.append(f'<div class="ga-row"><div class="ga-label"><bdi{ur}>{html.escape(chart_words(lang, item))}</bdi></div>'
                     f'<div class="ga-track">{bar}<span class="ga-val">{_fmt(total)}</span></div></div>')
     n = _intervals(top)
     ticks = "".join(f'<span class="ga-tick" style="left:{100 * i / n:.3f}%">{_fmt(top * i / n)}</span>'
@@ -124,17 +155,22 @@ def chart_html(frame: pd.DataFrame, title: str = "", unit: str = "") -> str:
     if len(parts) > 1:
         legend = '<div class="ga-legend">' + "".join(
             f'<span class="ga-key"><span class="ga-swatch" style="background:{color_for(p)}"></span>'
-            f'<bdi>{html.escape(PART_LABELS.get(p, p))}</bdi></span>' for p in parts) + "</div>"
-    head = f'<div class="ga-chart-title"><bdi>{html.escape(title)}</bdi></div>' if title else ""
+            f'<bdi{ur}>{html.escape(chart_words(lang, p))}</bdi></span>' for p in parts) + "</div>"
+    head = f'<div class="ga-chart-title"><bdi{ur}>{html.escape(title)}</bdi></div>' if title else ""
     axis = f'<div class="ga-axis">{ticks}</div>'
-    unit_line = f'<div class="ga-unit"><bdi>{html.escape(unit)}</bdi></div>' if unit else ""
+    unit_line = f'<div class="ga-unit"><bdi{ur}>{html.escape(unit)}</bdi></div>' if unit else ""
     return (f'<div class="ga-chart" dir="ltr">{head}{legend}'
             f'<div class="ga-bars" style="background-size:{100 / n:.3f}% 100%">{"".join(rows)}</div>{axis}{unit_line}</div>')
 
 
-def chart_from(visual: Any) -> str:
-    """chart_html for a ui_data.Visual (its chart frame, title and y unit). Offers get none: their
-    table is already cheapest first, and a row of near-equal price bars says nothing more."""
+def chart_from(visual: Any, lang: str = "en") -> str:
+    """chart_html for a ui_data.Visual (its chart frame, title and y unit) in the answer's language.
+    Offers get none: their table is already cheapest first, and a row of near-equal price bars says
+    nothing more."""
     if visual.kind == "prices" and not visual.table.empty:
         return ""
-    return chart_html(visual.chart, visual.chart_title, visual.y_title)
+    words = CHART_WORDS.get(lang)
+    if words is None:
+        return chart_html(visual.chart, visual.chart_title, visual.y_title)
+    return chart_html(visual.chart, words["title"].get(visual.kind, visual.chart_title),
+                      words["unit"].get(visual.y_title, visual.y_title), lang)

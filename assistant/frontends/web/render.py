@@ -1,16 +1,16 @@
-"""The web app's answer as HTML: headline card, key numbers, chart, way forward, then the rest collapsed.
-
-`answer_html(answer)` renders from the typed sections (`answer.sections`, assistant/engine/answer.py)
-when the engine provides them, else from today's Markdown answer plus the tool results; both paths
-read numbers from typed data, never from rendered text. Urdu gets `dir="rtl"` on every block and
+"""The web app's HTML pieces: text (units kept, Latin runs isolated in Urdu), Markdown, tables, the
+headline card, footnotes, and an answer that came as Markdown. The typed sections are laid out by
+assistant/frontends/web/sections.py with these pieces; numbers come from typed data, never from
+rendered text. Urdu gets `dir="rtl"` on every block and
 each Latin run (CUDA, LoRA, 13B-parameter, [ft-09]) isolated in `<bdi>` so a line that starts with
 one keeps its word order. Output passes Gradio's chat sanitizer: no scripts, ids, data-* or viewBox.
 """
 
 from __future__ import annotations
 
-__all__ = ["VERDICT_WORDS", "answer_html", "footnotes_html", "isolate_latin", "keep_units", "markdown_html",
-           "restored_html", "sections_html", "table_html", "text_html"]
+__all__ = ["MAX_SUPPORTING", "VERDICT_WORDS", "card_html", "details_html", "dir_attr", "fold_rows", "footnotes_html",
+           "isolate_latin", "keep_units", "strip_ids", "markdown_answer_html", "markdown_html", "restored_html", "table_html",
+           "text_html", "verdict_from_calls"]
 
 import html
 import re
@@ -73,7 +73,7 @@ def isolate_latin(text: str) -> str:
         else:
             spans.append([start, end])
     out, pos = [], 0
-    for start, end in spans:
+    for start, end in (_balanced(text, a, b) for a, b in spans):
         run = text[start:end]
         out.append(html.escape(text[pos:start]))
         cls = "ga-ltr ga-nw" if len(run) <= _SHORT_RUN else "ga-ltr"
@@ -85,6 +85,28 @@ def isolate_latin(text: str) -> str:
 
 def _open_paren(run: str) -> bool:
     return run.count("(") > run.count(")")
+
+
+_PAIRS = (("(", ")"), ("[", "]"))
+
+
+def _balanced(text: str, start: int, end: int) -> tuple[int, int]:
+    """A run without the bracket it does not open or close itself: "(انفرنس، bf16)" isolates "bf16" and
+    leaves both brackets to the right-to-left line, which pairs and mirrors them."""
+    changed = True
+    while changed and end > start:
+        changed = False
+        run = text[start:end]
+        for o, c in _PAIRS:
+            if run.endswith(c) and run.count(c) > run.count(o):
+                end, changed = end - 1, True
+            elif run.startswith(o) and run.count(o) > run.count(c):
+                start, changed = start + 1, True
+        while end > start and text[end - 1] in " \u00a0,;:":
+            end -= 1
+        while end > start and text[start] in " \u00a0":
+            start += 1
+    return start, end
 
 
 def markdown_html(md: str, rtl: bool = False) -> str:
@@ -124,7 +146,7 @@ def _cell(col: str, v: Any) -> str:
     return str(v)
 
 
-def _fold(cols: list[str], rows: list[list[str]]) -> list[list[str]]:
+def fold_rows(cols: list[str], rows: list[list[str]]) -> list[list[str]]:
     """Rows equal in every column but region / as-of become one row: "4 regions"."""
     fold_idx = [i for i, c in enumerate(cols) if c.lower() in _FOLD]
     if not fold_idx:
@@ -152,9 +174,11 @@ def table_html(df: pd.DataFrame | None, rtl: bool = False, caption: str = "") ->
     cols = [str(c) for c in df.columns]
     lead = [c for c in cols if c.lower() in ("rank", "pricing", "metric", "item", "component")]
     prices = [c for c in cols if c not in lead and any(h in c.lower() for h in _PRICE_HINT)]
-    order = lead + prices + [c for c in cols if c not in lead and c not in prices]
+    # after the prices, the GPU and the region: what a phone shows before the table scrolls
+    where = [c for c in cols if prices and c not in lead + prices and c.lower() in ("gpu", "region")]
+    order = lead + prices + where + [c for c in cols if c not in lead + prices + where]
     rows = [[_cell(c, rec.get(c)) for c in order] for rec in df.to_dict("records")]
-    rows = _fold(order, rows)
+    rows = fold_rows(order, rows)
     numeric = [bool(len(df)) and all(isinstance(v, (int, float)) or v is None for v in df[c]) for c in order]
     head = "".join(f'<th class="{"ga-num" if n else ""}">{text_html(c, rtl)}</th>' for c, n in zip(order, numeric))
     body = "".join("<tr>" + "".join(f'<td class="{"ga-num" if n else ""}">{text_html(v, rtl)}</td>'
@@ -165,26 +189,33 @@ def table_html(df: pd.DataFrame | None, rtl: bool = False, caption: str = "") ->
 
 # ---------------------------------------------------------------- the answer
 
-def _dir(rtl: bool) -> str:
+def dir_attr(rtl: bool) -> str:
     return ' dir="rtl"' if rtl else ""
 
 
-def _card(verdict: str, lang: str, body_html: str) -> str:
-    """The headline card; a verdict pill (Yes / No / Partly ...) unless the answer is plain information."""
+# Kinds of answer whose question is not a yes/no one ("cheapest way to ...", "what does it cost"): no pill.
+_NO_PILL_KINDS = frozenset({"recommend", "prices", "cost", "guide", "help", "compare"})
+MAX_SUPPORTING = 2  # lines under the verdict sentence in the card
+
+
+def card_html(verdict: str, lang: str, body_html: str, kind: str = "") -> str:
+    """The headline card; a verdict pill (Yes / No / Partly ...) only where the question asked yes or no
+    (and for a question back or an error)."""
     word = VERDICT_WORDS.get(lang, VERDICT_WORDS["en"]).get(verdict, "")
     dir_ = ' dir="rtl"' if lang == "ur" else ""
-    pill = f'<span class="ga-verdict">{html.escape(word)}</span>' if verdict != "info" and word else ""
+    shown = verdict in ("ask", "error") or (verdict != "info" and kind not in _NO_PILL_KINDS)
+    pill = f'<span class="ga-verdict">{html.escape(word)}</span>' if shown and word else ""
     return f'<div class="ga-card ga-v-{verdict}"{dir_}>{pill}<div class="ga-headline">{body_html}</div></div>'
 
 
-def _details(summary: str, inner: str, lang: str, cls: str = "") -> str:
+def details_html(summary: str, inner: str, lang: str, cls: str = "") -> str:
     if not inner:
         return ""
     dir_ = ' dir="rtl"' if lang == "ur" else ""
     return f'<details class="ga-more {cls}"{dir_}><summary>{html.escape(summary)}</summary>{inner}</details>'
 
 
-def _verdict_from_calls(calls: list[Mapping[str, Any]]) -> str:
+def verdict_from_calls(calls: list[Mapping[str, Any]]) -> str:
     """Yes/no from the memory fit when the answer has one (typed tool result), else 'info'."""
     for c in calls:
         r = c.get("result")
@@ -197,15 +228,16 @@ def _verdict_from_calls(calls: list[Mapping[str, Any]]) -> str:
 
 def footnotes_html(citations: Iterable[Mapping[str, Any]], lang: str, heading: str = "") -> str:
     """Numbered footnotes; each opens its passage in place (a <details>), quote in its own language."""
-    items = []
-    for i, c in enumerate(citations, 1):
-        pid = c.get("passage_id") or c.get("id") or "?"
-        title = c.get("title") or c.get("guide") or ""
-        quote = c.get("quote") or ""
+    items, cites = [], list(citations)
+    titles = [c.get("title") or c.get("guide") or "" for c in cites]
+    for i, c in enumerate(cites, 1):
+        title, quote = titles[i - 1], c.get("quote") or ""
+        if titles.count(title) > 1:  # several passages of one guide: each titled by its own words
+            title = f"{title}: {_lead_words(quote)}" if title else _lead_words(quote)
         q_rtl = ui_data.is_rtl_text(quote)
         qdir = ' dir="rtl" lang="ur"' if q_rtl else ' dir="ltr"'
         items.append(f'<li><details class="ga-fn"><summary><span class="ga-fn-n">{i}</span> '
-                     f'<bdi>{html.escape(title)}</bdi> <span class="ga-fn-id">[{html.escape(pid)}]</span></summary>'
+                     f'<bdi>{html.escape(title)}</bdi></summary>'
                      f'<blockquote{qdir}>{text_html(quote, q_rtl)}</blockquote></details></li>')
     if not items:
         return ""
@@ -214,20 +246,37 @@ def footnotes_html(citations: Iterable[Mapping[str, Any]], lang: str, heading: s
             f'<ol>{"".join(items)}</ol></div>')
 
 
-def answer_html(ans: Any) -> str:
-    """The whole answer message: from `ans.sections` when present, else from the Markdown answer."""
-    lang = "ur" if getattr(ans, "language", "en") == "ur" else "en"
-    calls = [c.model_dump() if hasattr(c, "model_dump") else dict(c) for c in getattr(ans, "tool_calls", [])]
-    visual = ui_data.visual_for_calls(calls)
-    sections = getattr(ans, "sections", None)
-    if sections:
-        return sections_html(sections, visual if visual.kind != "none" else None)
+def _lead_words(text: str, n: int = 7) -> str:
+    words = str(text).split()
+    return " ".join(words[:n]) + ("…" if len(words) > n else "")
+
+
+def markdown_answer_html(text: str, lang: str, verdict: str, visual: ui_data.Visual | None = None) -> str:
+    """An answer that came as Markdown (an LLM's, or a stored turn without its typed record): the
+    opening statement as the card, the picture, then the rest. Passage ids and raw HTML tags in the
+    text are taken out: the footnotes name the passages."""
     rtl = lang == "ur"
-    head, rest = _split_head(ans.answer or "")
-    parts = [_card(_verdict_from_calls(calls), lang, markdown_html(head, rtl)), _visual_html(visual, lang)]
+    text = strip_ids(_RAW_TAG.sub("", text or "")).strip()
+    lead = ""
+    m = re.match(r"^(_[^\n]+_)\n\n", text)  # the "Understood: ..." line renderers put first, in italics
+    if m:
+        lead, text = f'<div class="ga-understood"{dir_attr(rtl)}>{markdown_html(m.group(1), rtl)}</div>', text[m.end():]
+    head, rest = _split_head(text)
+    parts = [lead, card_html(verdict, lang, markdown_html(head, rtl)), _visual_html(visual, lang) if visual else ""]
     if rest:
-        parts.append(f'<div class="ga-body"{_dir(rtl)}>{markdown_html(rest, rtl)}</div>')
+        parts.append(f'<div class="ga-body"{dir_attr(rtl)}>{markdown_html(rest, rtl)}</div>')
     return '<div class="ga-answer">' + "".join(p for p in parts if p) + "</div>"
+
+
+_PASSAGE_ID = re.compile(r"[ \u00a0]?(?:\[[a-z]{1,8}-\d{1,4}\]|\((?:guide|see) [a-z]{1,8}-\d{1,4}\))")
+
+
+def strip_ids(text: str) -> str:
+    """Text without inline passage ids ("... bigger GPUs [ga-09]"): the footnotes name the passages."""
+    return _PASSAGE_ID.sub("", text)
+
+
+_RAW_TAG = re.compile(r"</?(?:details|summary|div|span|br|sup|bdi)\b[^>]*>", re.I)
 
 
 def _split_head(text: str) -> tuple[str, str]:
@@ -243,119 +292,16 @@ def _split_head(text: str) -> tuple[str, str]:
 
 def _visual_html(visual: ui_data.Visual, lang: str) -> str:
     rtl = lang == "ur"
-    chart = chart_from(visual)
+    chart = chart_from(visual, lang)
     table = table_html(visual.table, rtl)
     note = f'<div class="ga-note">{markdown_html(visual.note, rtl)}</div>' if visual.note else ""
     # The table is detail: open when it is the only picture, folded under the chart otherwise.
     if table and chart:
-        table = _details(_HEAD[lang]["table"], table, lang, "ga-table-more")
+        table = details_html(_HEAD[lang]["table"], table, lang, "ga-table-more")
     return chart + note + table
 
 
 def restored_html(answer_text: str) -> str:
-    """A stored turn's answer after a reload (only its text was kept): the first paragraph as the card."""
-    rtl = ui_data.is_rtl_text(answer_text)
-    lang = "ur" if rtl else "en"
-    text = (answer_text or "").strip()
-    lead = ""
-    m = re.match(r"^(_[^\n]+_)\n\n", text)  # the "Understood: ..." line renderers put first, in italics
-    if m:
-        lead, text = f'<div class="ga-understood"{_dir(rtl)}>{markdown_html(m.group(1), rtl)}</div>', text[m.end():]
-    head, rest = _split_head(text)
-    parts = [lead, _card("info", lang, markdown_html(head, rtl))]
-    if rest:
-        parts.append(f'<div class="ga-body"{_dir(rtl)}>{markdown_html(rest, rtl)}</div>')
-    return '<div class="ga-answer">' + "".join(p for p in parts if p) + "</div>"
-
-
-# ---------------------------------------------------------------- typed sections
-
-def _block_table_html(headers: list[str], rows: list[list[str]], numeric: list[bool], rtl: bool, caption: str) -> str:
-    """A table whose cells the engine already formatted (the chat's rounding): price columns first,
-    duplicate rows folded, its own sideways scroll on a phone."""
-    money = [i for i, h in enumerate(headers) if "$" in h or "usd" in h.lower() or "price" in h.lower()]
-    order = ([0] if headers and 0 not in money else []) + money
-    order += [i for i in range(len(headers)) if i not in order]
-    cols = [headers[i] for i in order]
-    body_rows = _fold(cols, [[r[i] if i < len(r) else "" for i in order] for r in rows])
-    num = [numeric[i] if i < len(numeric) else False for i in order]
-    head = "".join(f'<th class="{"ga-num" if n else ""}">{text_html(c, rtl)}</th>' for c, n in zip(cols, num))
-    body = "".join("<tr>" + "".join(f'<td class="{"ga-num" if n else ""}">{text_html(v, rtl)}</td>'
-                                    for v, n in zip(r, num)) + "</tr>" for r in body_rows)
-    cap = f"<caption>{text_html(caption, rtl)}</caption>" if caption else ""
-    return (f'<div class="ga-table-wrap"{_dir(rtl)}><table class="ga-table">{cap}<thead><tr>{head}</tr></thead>'
-            f"<tbody>{body}</tbody></table></div>")
-
-
-def sections_html(sections: Any, visual: ui_data.Visual | None = None) -> str:
-    """Typed sections to HTML in reading order: the card (verdict + headline), notices, key numbers as a
-    table, the chart, the way forward, options, tables, why (numbered references), then assumptions and
-    unused words folded, the footnotes (each opens its passage in place) and the data's date.
-
-    Texts come from the engine's message catalog (assistant/engine/render), so the web says what the CLI
-    and Slack say, in the answer's language."""
-    from assistant.engine.answer import Sections
-    from assistant.engine.render.catalog import label, message, quantity
-    from assistant.engine.render.layout import finding_text, key_number_text, layout, offer_text
-
-    sec = sections if isinstance(sections, Sections) else Sections.model_validate(sections)
-    lang = "ur" if sec.lang == "ur" else "en"
-    rtl, d = lang == "ur", _dir(lang == "ur")
-    cite_no = {c.id: i for i, c in enumerate(sec.citations, 1)}
-
-    def line(f: Any) -> str:
-        ref = f'<sup class="ga-ref">{cite_no[f.passage_id]}</sup>' if f.passage_id in cite_no else ""
-        return text_html(finding_text(lang, f, cite=False), rtl) + ref
-
-    def sub(key: str) -> str:
-        return f'<div class="ga-sub"{d}>{text_html(message(lang, key).rstrip(":："), rtl)}</div>'
-
-    def options(key: str, opts: list[Any]) -> str:
-        items = []
-        for o in opts:
-            extra = [key_number_text(lang, k) for k in o.numbers] + ([offer_text(lang, o.offer)] if o.offer else [])
-            more = "".join(f"<li>{text_html(x, rtl)}</li>" for x in extra)
-            items.append(f"<li>{line(o.title)}" + (f'<ul class="ga-opt-nums">{more}</ul>' if more else "") + "</li>")
-        return sub(key) + f'<ol class="ga-opts"{d}>{"".join(items)}</ol>'
-
-    parts = []
-    if sec.understood:
-        parts.append(f'<p class="ga-understood"{d}>{text_html(message(lang, "head.understood"), rtl)} '
-                     + text_html(label(lang, "sep.facts"), rtl).join(line(f) for f in sec.understood) + "</p>")
-    parts.append(_card(sec.verdict, lang, "".join(f"<p{d}>{line(f)}</p>" for f in sec.headline)))
-    parts += [f'<p class="ga-notice"{d}>{line(f)}</p>' for f in sec.notices]
-    if sec.key_numbers:
-        rows = "".join(f"<tr><th>{text_html(label(lang, k.label), rtl)}</th><td class='ga-num'>"
-                       f"{text_html(quantity(lang, k.value, k.unit), rtl)}</td></tr>"
-                       + (f"<tr><td colspan='2' class='ga-kn-note'>{line(k.note)}</td></tr>" if k.note else "")
-                       for k in sec.key_numbers)
-        parts.append(f'<div class="ga-kn-wrap"{d}>{sub("head.key_numbers")}<table class="ga-kn">{rows}</table></div>')
-    if visual is not None:
-        parts.append(chart_from(visual))
-    if sec.way_forward:
-        parts.append(options("head.way_forward", sec.way_forward))
-    if sec.options:
-        parts.append(options("head.options", sec.options))
-    caption = ""
-    for b in layout(sec):
-        if b.role == "table" and b.kind == "heading":
-            caption = b.text
-        elif b.role == "table" and b.kind == "table":
-            parts.append(_block_table_html(b.headers, b.rows, b.numeric, rtl, caption))
-            caption = ""
-    if sec.explanation:
-        parts.append(sub("head.why") + "".join(f"<p{d}>{line(f)}</p>" for f in sec.explanation))
-    notes = [line(f) for f in sec.assumptions] + ([text_html(x) for x in sec.details] if lang == "en" else [])
-    if notes:
-        parts.append(_details(message(lang, "head.assumptions").rstrip(":："),
-                              "<ul>" + "".join(f"<li>{n}</li>" for n in dict.fromkeys(notes)) + "</ul>", lang))
-    if sec.not_used:
-        parts.append(f'<p class="ga-note"{d}>{text_html(message(lang, "note.not_used", {"items": list(sec.not_used)}), rtl)}</p>')
-    parts.append(footnotes_html(({"passage_id": c.id, "title": c.title, "quote": c.quote} for c in sec.citations),
-                                lang, message(lang, "head.guide")))
-    if sec.data_date:
-        text = message(lang, "data.prices_as_of", {"date": sec.data_date})
-        if sec.data_stale:
-            text += " " + message(lang, "data.stale")
-        parts.append(f'<p class="ga-note"{d}>{text_html(text, rtl)}</p>')
-    return '<div class="ga-answer">' + "".join(p for p in parts if p) + "</div>"
+    """A stored turn's answer after a reload when this browser has no typed record of it (another
+    browser, or an old turn): its text in the same card and body as a Markdown answer."""
+    return markdown_answer_html(answer_text, "ur" if ui_data.is_rtl_text(answer_text) else "en", "info")

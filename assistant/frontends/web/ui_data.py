@@ -11,7 +11,7 @@ from __future__ import annotations
 
 __all__ = ["BadInput", "CHART_COLUMNS", "CHART_TOOLS", "PART_LABELS", "Visual", "check_question", "check_thread_id",
            "citations_markdown", "cost_visual", "is_rtl_text", "memory_frame", "memory_visual", "offers_frame",
-           "prices_visual", "recommend_frame", "recommend_visual", "speed_frame", "speed_visual", "summarize_args",
+           "offer_rows", "prices_visual", "recommend_frame", "recommend_visual", "speed_frame", "speed_visual",
            "summarize_result", "training_visual", "visual_for_calls"]
 
 import re
@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 import pandas as pd
+
+from assistant.engine.formatting import number
 
 from assistant.runtime.settings import MAX_QUESTION_CHARS
 
@@ -107,19 +109,6 @@ def _usd(v: Any) -> str:
     return f"${v:,.2f}" if v >= 1 else f"${v:,.3f}"
 
 
-def summarize_args(args: Mapping[str, Any] | None) -> str:
-    """`key=value` pairs of a tool call's inputs, for the tool step."""
-    parts = []
-    for k, v in (args or {}).items():
-        if v is None:
-            continue
-        text = ", ".join(map(str, v)) if isinstance(v, (list, tuple)) else str(v)
-        if len(text) > 80:
-            text = text[:77] + "..."
-        parts.append(f"`{k}={text}`")
-    return " ".join(parts) or "(defaults)"
-
-
 def summarize_result(name: str, result: Any, args: Mapping[str, Any] | None = None) -> str:
     """One or two lines saying what a tool found (numbers with units), for the tool step."""
     if not isinstance(result, Mapping):
@@ -134,19 +123,19 @@ def summarize_result(name: str, result: Any, args: Mapping[str, Any] | None = No
 
 
 def _sum_vram(r: Mapping[str, Any], _args: Mapping[str, Any]) -> str:
-    text = f"Needs {r['total_gb']:,.2f} GB per GPU"
+    text = f"Needs {number(r['total_gb'])} GB per GPU"
     fit = r.get("fit")
     if fit:
-        verdict = (f"fits, {fit['headroom_gb']:,.2f} GB free" if fit["fits"]
-                   else f"does not fit, {-fit['headroom_gb']:,.2f} GB short")
-        text += f" of {fit['gpu_memory_gb']:,.2f} GB on {fit['gpu']}: {verdict}"
+        verdict = (f"fits, {number(fit['headroom_gb'])} GB free" if fit["fits"]
+                   else f"does not fit, {number(-fit['headroom_gb'])} GB short")
+        text += f" of {number(fit['gpu_memory_gb'])} GB on {fit['gpu']}: {verdict}"
     return text + "."
 
 
 def _sum_speed(r: Mapping[str, Any], _args: Mapping[str, Any]) -> str:
     gpu = (r.get("gpu") or {}).get("name", "the GPU")
-    text = (f"{r['decode_tokens_per_s']:,.1f} tokens/s per sequence, {r['aggregate_tokens_per_s']:,.1f} in total "
-            f"(batch {(r.get('inputs') or {}).get('batch', 1)}), first token in {r['time_to_first_token_s']:,.3f} s "
+    text = (f"{number(r['decode_tokens_per_s'])} tokens/s per sequence, {number(r['aggregate_tokens_per_s'])} in total "
+            f"(batch {(r.get('inputs') or {}).get('batch', 1)}), first token in {number(r['time_to_first_token_s'])} s "
             f"on {gpu} ({r.get('bound', '?')}-bound, estimate).")
     mem = r.get("memory") or {}
     if mem:
@@ -157,7 +146,7 @@ def _sum_speed(r: Mapping[str, Any], _args: Mapping[str, Any]) -> str:
 
 def _sum_train(r: Mapping[str, Any], _args: Mapping[str, Any]) -> str:
     gpu = (r.get("gpu") or {}).get("name", "the GPU")
-    return (f"{r['tokens_per_s']:,.0f} tokens/s: {r['hours']:,.2f} h ({r['gpu_hours']:,.2f} GPU-hours) for "
+    return (f"{r['tokens_per_s']:,.0f} tokens/s: {number(r['hours'])} h ({number(r['gpu_hours'])} GPU-hours) for "
             f"{r['total_tokens']:,.0f} tokens on {gpu} (estimate).")
 
 
@@ -170,13 +159,19 @@ def _sum_prices(r: Mapping[str, Any], args: Mapping[str, Any]) -> str:
         spot = args.get("pricing") == "spot" or o.get("price_usd_per_gpu_hour") is None
         cheapest = (f"spot {_usd(o.get('spot_price_usd_per_gpu_hour'))}/GPU-hour" if spot
                     else f"{_usd(o['price_usd_per_gpu_hour'])}/GPU-hour")
-        total = r.get("total_matches")
-        text = (f"{len(offers)} offer(s) shown" + (f" of {total:,}" if isinstance(total, int) else "")
+        total, shown = r.get("total_matches"), offer_rows(offers)
+        text = (f"{shown} offer{'s' if shown != 1 else ''} shown" + (f" of {total:,}" if isinstance(total, int) else "")
                 + f"; first: {o['provider']} {o.get('instance_type') or ''} ({o['gpu_count']} x {o['gpu']}) "
                 f"at {cheapest}.")
     if r.get("as_of"):
         text += f" Prices as of {r['as_of']}" + (" (possibly stale)." if r.get("stale") else ".")
     return text
+
+
+def offer_rows(offers: Iterable[Mapping[str, Any]]) -> int:
+    """How many rows a table of these offers shows: offers that differ only in region or date are one."""
+    return len({tuple(str(o.get(k)) for k in ("provider", "instance_type", "gpu", "gpu_count", "price_usd_per_gpu_hour",
+                                              "spot_price_usd_per_gpu_hour")) for o in offers if isinstance(o, Mapping)})
 
 
 def _sum_cost(r: Mapping[str, Any], _args: Mapping[str, Any]) -> str:
@@ -186,12 +181,12 @@ def _sum_cost(r: Mapping[str, Any], _args: Mapping[str, Any]) -> str:
         parts.append(f"{o['provider']} {o.get('instance_type') or ''} at {_usd(o['price_usd_per_hour'])}/hour")
     s = r.get("serving")
     if s:
-        parts.append(f"{s['aggregate_tokens_per_s']:,.1f} tokens/s")
+        parts.append(f"{number(s['aggregate_tokens_per_s'])} tokens/s")
         if s.get("usd_per_million_tokens") is not None:
             parts.append(f"{_usd(s['usd_per_million_tokens'])} per million tokens, "
                          f"{_usd(s.get('monthly_usd'))} a month")
     if r.get("runtime_hours") is not None:
-        parts.append(f"{r['runtime_hours']:,.2f} h")
+        parts.append(f"{number(r['runtime_hours'])} h")
     if r.get("on_demand_cost_usd") is not None:
         parts.append(f"{_usd(r['on_demand_cost_usd'])} on demand")
     sp = r.get("spot") or {}
@@ -253,18 +248,23 @@ def memory_frame(result: Mapping[str, Any]) -> pd.DataFrame:
     return _chart(rows)
 
 
+def _words(text: str) -> str:
+    """A formula's code names in words ("PEFT autocast_adapter_dtype" -> "PEFT autocast adapter dtype")."""
+    return re.sub(r"\b[A-Za-z]+(?:_[A-Za-z0-9]+)+\b", lambda m: m.group(0).replace("_", " "), str(text))
+
+
 def memory_visual(result: Mapping[str, Any]) -> Visual:
     model = (result.get("model") or {}).get("name", "the model")
-    title = f"{model}: {result.get('total_gb', 0):,.1f} GB per GPU"
+    title = f"{model}: {number(result.get('total_gb', 0))} GB per GPU"
     fit = result.get("fit")
     note = ""
     if fit:
-        title += f" vs {fit['gpu_memory_gb']:,.1f} GB"
+        title += f" vs {number(fit['gpu_memory_gb'])} GB"
         note = (f"**{'Fits' if fit['fits'] else 'Does not fit'}** on {fit['gpu']}: "
-                f"{abs(fit['headroom_gb']):,.2f} GB {'free' if fit['fits'] else 'short'}.")
+                f"{number(abs(fit['headroom_gb']))} GB {'free' if fit['fits'] else 'short'}.")
     formulas = result.get("formulas") or {}
     table = pd.DataFrame([{"component": PART_LABELS.get(k, k), "GB": round(v, 3),
-                           "formula": (formulas.get(k) or {}).get("formula", "")}
+                           "formula": _words((formulas.get(k) or {}).get("formula", ""))}
                           for k, v in (result.get("components_gb") or {}).items()]
                          + [{"component": "total", "GB": round(result.get("total_gb", 0), 3), "formula": "per GPU"}])
     return Visual("memory", memory_frame(result), title, "GB (decimal)", table, note)
