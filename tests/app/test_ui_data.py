@@ -343,7 +343,7 @@ def test_the_verdict_pill_only_answers_yes_or_no_questions(kind, verdict, pill):
 def test_the_card_holds_one_verdict_and_at_most_two_supporting_lines_without_repeats():
     from assistant.engine.answer import Finding
 
-    lines = [Finding(code=c, params={}) for c in ("fit.no", "fit.no", "rec.none", "assume.per_gpu", "data.stale")]
+    lines = [Finding(code=c, params={}) for c in ("fit.no", "fit.no", "rec.nothing_fits", "assume.per_gpu", "data.stale")]
     html = web_sections.sections_html(_options_sections("fit", "no", lines))
     card = html[html.index("ga-card"):html.index("</div></div>")]
     assert card.count("<p") == 1 + web_render.MAX_SUPPORTING
