@@ -21,7 +21,7 @@ from assistant.runtime.settings import StoreSettings
 from tools.errors import AdvisorError, InvalidInput
 
 MAX_THREAD_ID_CHARS = 128
-MAX_OWNER_CHARS = 256
+MAX_OWNER_CHARS = 512  # 'user::' + the base32 of a 256-byte name
 _KEY = re.compile(r"^[A-Za-z0-9_.:@\-]+$")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 

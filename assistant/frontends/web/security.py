@@ -19,6 +19,7 @@ import time
 from typing import Any, Callable
 
 from assistant.runtime.limits import RateLimit, Windows, shared_seen, shared_user_limit
+from assistant.threads import MAX_NAME_BYTES, canonical_name
 from assistant.runtime.secrets import scrub_secrets  # noqa: E402,F401 - re-exported (the web front end scrubs too)
 
 
@@ -101,7 +102,13 @@ class Users:
             if not sep or not user or not pw:
                 raise AuthConfigError("GPU_ADVISOR_AUTH entries must be user:password (or user:scrypt$…), "
                                       f"comma-separated; got an entry starting {item.strip()[:12]!r}.")
-            entries[user] = pw
+            name = canonical_name(user)
+            if len(name.encode("utf-8", "replace")) > MAX_NAME_BYTES:
+                raise AuthConfigError(f"The user name starting {user[:12]!r} is longer than {MAX_NAME_BYTES} bytes.")
+            if name in entries:
+                raise AuthConfigError(f"The user {user!r} is listed twice (names are compared after Unicode NFC "
+                                      "and case folding, so 'Alice' and 'alice' are one user).")
+            entries[name] = pw
         return cls(entries)
 
     @property
@@ -117,7 +124,7 @@ class Users:
         now = time.monotonic()
         if self._ok_cache.get(key, 0) > now:
             return True
-        stored = self._entries.get(user)
+        stored = self._entries.get(canonical_name(user))
         ok = _check_password(password, stored if stored is not None else _DUMMY_HASH) and stored is not None
         if ok:
             self._ok_cache[key] = now + 300.0
