@@ -48,20 +48,20 @@ class StoreSettings:
     """Limits of the conversation store (see assistant.threads)."""
 
     ttl_days: float = 30.0  # a thread untouched this long is gone
-    max_turns: int = 50  # turns kept per thread; older ones are compacted away
-    max_thread_bytes: int = 1024 * 1024  # per thread: state + kept turns (UTF-8 bytes)
+    max_turns: int = 0  # 0: every turn is kept; an operator's cap compacts older turns away
+    max_thread_bytes: int = 1024 * 1024  # per thread: state + kept turns (UTF-8 bytes, answers compressed)
     max_total_bytes: int = 1024 * 1024 * 1024  # all threads together
 
 
 def store_settings() -> StoreSettings:
-    """The store limits from GPU_ADVISOR_THREAD_TTL_DAYS (default 30), GPU_ADVISOR_THREAD_MAX_TURNS (50),
+    """The store limits from GPU_ADVISOR_THREAD_TTL_DAYS (default 30), GPU_ADVISOR_THREAD_MAX_TURNS (0: no cap, the whole history is kept),
     GPU_ADVISOR_THREAD_MAX_KB (1024) and GPU_ADVISOR_STORE_MAX_MB (1024).
 
     Raises:
         InvalidInput: a value that is not a number in range.
     """
     return StoreSettings(ttl_days=_number("GPU_ADVISOR_THREAD_TTL_DAYS", 30.0, 0.0001),
-                         max_turns=int(_number("GPU_ADVISOR_THREAD_MAX_TURNS", 50, 1)),
+                         max_turns=int(_number("GPU_ADVISOR_THREAD_MAX_TURNS", 0, 0)),
                          max_thread_bytes=int(_number("GPU_ADVISOR_THREAD_MAX_KB", 1024, 16) * 1024),
                          max_total_bytes=int(_number("GPU_ADVISOR_STORE_MAX_MB", 1024, 1) * 1024 * 1024))
 
