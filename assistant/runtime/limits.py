@@ -91,6 +91,18 @@ class Windows:
             n, until = self._mem.get(key, (0, 0.0))
             return (n, until - now) if until > now else (0, 0.0)
 
+    def hold(self, key: str, seconds: float) -> None:
+        """Set `key` to 1 for `seconds` (peek then says how long is left): a lock that lifts by itself."""
+        r = _redis()
+        if r is not None:
+            try:
+                r.set(_key(self.name, key), 1, px=max(1, int(seconds * 1000)))
+                return
+            except Exception as exc:
+                _log.warning("Redis unavailable for %s (%s); counting in process", self.name, type(exc).__name__)
+        with self._lock:
+            self._mem[key] = (1, self._clock() + seconds)
+
     def reset(self, key: str) -> None:
         r = _redis()
         if r is not None:

@@ -160,37 +160,49 @@ _DUMMY_HASH = "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAA
 
 
 class LoginThrottle:
-    """Failed sign-ins per client address and per user name; over either limit, 429 with Retry-After.
+    """Failed sign-ins, counted so that nobody can aim them at someone else; over a limit, 429 + Retry-After.
 
-    Defaults: 10 failures per address and 5 per user name in 5 minutes (GPU_ADVISOR_LOGIN_FAILURES_PER_CLIENT,
-    GPU_ADVISOR_LOGIN_FAILURES_PER_USER); the lock lifts when the window that counted them ends.
+    Per (user name, address): GPU_ADVISOR_LOGIN_FAILURES_PER_USER (default 5) failures in the window
+    are free, each one after that makes the pair wait twice as long (1, 2, 4 … s, at most
+    `max_backoff_s`), refused before the password is checked. Wrong passwords from other addresses
+    never hold a user back. Per address: past GPU_ADVISOR_LOGIN_FAILURES_PER_CLIENT (default 10)
+    failures in the window, names that have not signed in from that address in the last day wait too
+    (spraying many names from one address), while those that have are not held. A request with no
+    credentials at all is no failed sign-in (it gets 401 and counts only towards the rate limit).
     """
 
     def __init__(self, window_s: float = 300.0, per_client: int | None = None, per_user: int | None = None,
-                 clock: Callable[[], float] = time.monotonic):
-        self.window_s = window_s
+                 clock: Callable[[], float] = time.monotonic, max_backoff_s: float = 300.0):
+        self.window_s, self.max_backoff_s = window_s, max_backoff_s
         self.per_client = per_client or int(os.environ.get("GPU_ADVISOR_LOGIN_FAILURES_PER_CLIENT") or 10)
         self.per_user = per_user or int(os.environ.get("GPU_ADVISOR_LOGIN_FAILURES_PER_USER") or 5)
         self.failures = Windows("login-fail", clock)
 
+    @staticmethod
+    def _pair(client: str, user: str) -> str:
+        return f"pair:{canonical_name(user)}|{client}"
+
     def retry_after(self, client: str, user: str) -> int:
         """Seconds to wait before another attempt (0: go ahead)."""
-        waits = []
-        for key, limit in ((f"client:{client}", self.per_client), (f"user:{user}", self.per_user)):
-            if key.endswith(":"):
-                continue
-            n, left = self.failures.peek(key)
-            if n >= limit:
-                waits.append(left)
-        return int(math.ceil(max(waits))) if waits else 0
+        pair = self._pair(client, user)
+        waits = [self.failures.peek("lock:" + pair)[1]]
+        n, left = self.failures.peek(f"client:{client}")
+        if n >= self.per_client and not self.failures.peek("ok:" + pair)[0]:
+            waits.append(left)
+        return int(math.ceil(max(waits)))
 
     def failed(self, client: str, user: str) -> None:
+        pair = self._pair(client, user)
+        n, _ = self.failures.hit(pair, self.window_s)
         self.failures.hit(f"client:{client}", self.window_s)
-        if user:
-            self.failures.hit(f"user:{user}", self.window_s)
+        if n >= self.per_user:
+            self.failures.hold("lock:" + pair, min(self.max_backoff_s, 2.0 ** (n - self.per_user)))
 
-    def succeeded(self, user: str) -> None:
-        self.failures.reset(f"user:{user}")
+    def succeeded(self, user: str, client: str) -> None:
+        pair = self._pair(client, user)
+        self.failures.reset(pair)
+        self.failures.reset("lock:" + pair)
+        self.failures.hold("ok:" + pair, 86400.0)
 
 
 # ---------------------------------------------------------------- proxies
@@ -291,7 +303,7 @@ class WebGuard:
 
         await self.app(scope, replay, watch)
         if status and status[0] == 200:
-            self.throttle.succeeded(user)
+            self.throttle.succeeded(user, client)
         elif status and status[0] in (400, 401, 403):
             self.throttle.failed(client, user)
 
@@ -392,6 +404,9 @@ def rest_auth(request: Any, throttle: LoginThrottle) -> tuple[str | None, Any]:
         return None, None
     header = request.headers.get("authorization")
     client, claimed = client_address(request), users.basic_user(header)
+    if not header:  # no credentials: no sign-in attempt to count, nobody to throttle
+        return None, JSONResponse({"error": "authentication required"}, status_code=401,
+                                  headers={"WWW-Authenticate": 'Basic realm="gpu-advisor"'})
     wait = throttle.retry_after(client, claimed)
     if wait:
         return None, JSONResponse({"error": f"Too many failed sign-ins; try again in {wait} s."}, status_code=429,
@@ -401,5 +416,5 @@ def rest_auth(request: Any, throttle: LoginThrottle) -> tuple[str | None, Any]:
         throttle.failed(client, claimed)
         return None, JSONResponse({"error": "authentication required"}, status_code=401,
                                   headers={"WWW-Authenticate": 'Basic realm="gpu-advisor"'})
-    throttle.succeeded(user)
+    throttle.succeeded(user, client)
     return user, None
