@@ -40,6 +40,7 @@ from assistant.frontends.web import assets as web_assets  # noqa: E402
 from assistant.frontends.web import calc as web_calc  # noqa: E402
 from assistant.frontends.web import chat as web_chat  # noqa: E402
 from assistant.frontends.web import queue as web_queue  # noqa: E402
+from assistant.frontends.web import guard as web_guard  # noqa: E402
 from assistant.frontends.web import security as web_security  # noqa: E402
 from assistant.runtime.settings import apply_trusted_proxies  # noqa: E402
 from tools.errors import AdvisorError  # noqa: E402
@@ -173,9 +174,8 @@ def _answer_json(ans: Any) -> dict:
 
 
 def ask(question: str, thread_id: str | None = None, request: gr.Request = None) -> dict:
-    """Answer one question in a thread (empty thread_id: a new one); the JSON of `gpu-advisor ask --json`."""
-    if not _LIMIT.allow(web_security.client_address(request)):
-        raise gr.Error("Too many requests from this address; wait a few seconds and ask again.")
+    """Answer one question in a thread (empty thread_id: a new one); the JSON of `gpu-advisor ask --json`
+    (the rate limit is the guard's, over every route that does work)."""
     with _user_errors():
         q = ui_data.check_question(question)
         tid = ui_data.check_thread_id(thread_id)
@@ -207,9 +207,6 @@ async def rest_ask(request: Request) -> JSONResponse:
     user, refused = web_security.rest_auth(request, _THROTTLE)
     if refused:
         return refused
-    if not _LIMIT.allow(web_security.client_address(request)):
-        return JSONResponse({"error": "Too many requests from this address; wait a few seconds and ask again."},
-                            status_code=429)
     try:
         body = web_security.parse_json_body(await request.body())
     except ValueError as exc:
@@ -302,7 +299,8 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *, block:
     except web_security.AuthConfigError as exc:
         raise SystemExit(str(exc)) from None
     apply_trusted_proxies()  # X-Forwarded-For only from GPU_ADVISOR_TRUSTED_PROXIES
-    guard = Middleware(web_security.WebGuard, throttle=_THROTTLE)  # sign-in throttling, no uploads
+    # one rate limit over every route that does work, bodies capped while read, sign-in throttling, no uploads
+    guard = Middleware(web_guard.WebGuard, throttle=_THROTTLE, limit=_LIMIT, blocks=demo)
     demo.queue(status_update_rate=QUEUE_STATUS_RATE_S, default_concurrency_limit=DEFAULT_CONCURRENCY)
     fonts, font_files = web_assets.font_faces()  # Urdu fonts for readers whose system has none
     _, url, _ = demo.launch(server_name=host, server_port=port, share=False, ssr_mode=False,

@@ -7,8 +7,8 @@ de-duplication that live in Redis when GPU_ADVISOR_REDIS_URL is set (so replicas
 
 from __future__ import annotations
 
-__all__ = ["AuthConfigError", "LoginThrottle", "RateLimit", "Users", "WebGuard",            "client_address", "hash_password", "parse_json_body", "rest_auth", "scrub_secrets", "shared_seen",
-           "shared_user_limit"]
+__all__ = ["AuthConfigError", "LoginThrottle", "RateLimit", "Users", "client_address", "hash_password",
+           "parse_json_body", "rest_auth", "scrub_secrets", "shared_seen", "shared_user_limit"]
 
 import logging
 import math
@@ -203,119 +203,6 @@ class LoginThrottle:
         self.failures.reset(pair)
         self.failures.reset("lock:" + pair)
         self.failures.hold("ok:" + pair, 86400.0)
-
-
-# ---------------------------------------------------------------- proxies
-
-# ---------------------------------------------------------------- the web app's guard (ASGI middleware)
-
-_LOGIN_PATHS = {"/login", "/login/"}
-_UPLOAD_SUFFIXES = ("/upload", "/upload/")
-_MAX_LOGIN_BODY = 16 * 1024
-_API_INFO = re.compile(rb"(window\.gradio_api_info = ).*?(;</script>)", re.S)
-
-
-class WebGuard:
-    """ASGI middleware for the Gradio app: throttles failed sign-ins (429 + Retry-After), refuses
-    uploads (no front end here takes files) and caps the sign-in form's size.
-
-    Pass it to Gradio before the server starts: `launch(app_kwargs={"middleware": [Middleware(WebGuard)]})`.
-    """
-
-    def __init__(self, app: Any, throttle: LoginThrottle | None = None, allow_uploads: bool = False):
-        self.app = app
-        self.throttle = throttle or LoginThrottle()
-        self.allow_uploads = allow_uploads
-
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope.get("type") != "http":
-            return await self.app(scope, receive, send)
-        path, method = scope.get("path", ""), scope.get("method", "GET")
-        if not self.allow_uploads and path.endswith(_UPLOAD_SUFFIXES):
-            return await _json(send, 403, {"error": "File uploads are turned off on this server."})
-        if method == "POST" and path in _LOGIN_PATHS:
-            return await self._login(scope, receive, send)
-        if method == "GET" and not path.startswith(("/gradio_api", "/assets", "/static", "/file")):
-            return await self._page(scope, receive, send)
-        return await self.app(scope, receive, send)
-
-    async def _page(self, scope: dict, receive: Callable, send: Callable) -> None:
-        """Gradio 6.31 embeds the whole API description in its sign-in page (window.gradio_api_info):
-        blank it there, so the API is described only to signed-in users."""
-        start: dict = {}
-        chunks: list[bytes] = []
-
-        async def hold(message: dict) -> None:
-            if message["type"] == "http.response.start":
-                start.update(message)
-                ctype = dict(message.get("headers") or []).get(b"content-type", b"")
-                if not ctype.startswith(b"text/html"):
-                    start["pass"] = True
-                    await send(message)
-                return
-            if start.get("pass"):
-                await send(message)
-                return
-            chunks.append(message.get("body", b""))
-            if message.get("more_body"):
-                return
-            body = b"".join(chunks)
-            if b'"auth_required":true' in body.replace(b" ", b""):
-                body = _API_INFO.sub(rb"\1null\2", body)
-            headers = [(k, v) for k, v in start.get("headers", []) if k != b"content-length"]
-            headers.append((b"content-length", str(len(body)).encode()))
-            await send({"type": "http.response.start", "status": start["status"], "headers": headers})
-            await send({"type": "http.response.body", "body": body})
-
-        await self.app(scope, receive, hold)
-
-    async def _login(self, scope: dict, receive: Callable, send: Callable) -> None:
-        from urllib.parse import parse_qs
-
-        body = b""
-        more = True
-        while more:
-            msg = await receive()
-            body += msg.get("body", b"")
-            more = msg.get("more_body", False)
-            if len(body) > _MAX_LOGIN_BODY:
-                return await _json(send, 413, {"error": "The sign-in form is too large."})
-        client = (scope.get("client") or ("unknown", 0))[0]
-        try:
-            user = parse_qs(body.decode("utf-8"), max_num_fields=10).get("username", [""])[0].strip()[:200]
-        except (UnicodeDecodeError, ValueError):
-            return await _json(send, 400, {"error": "The sign-in form could not be read."})
-        wait = self.throttle.retry_after(client, user)
-        if wait:
-            return await _json(send, 429, {"error": f"Too many failed sign-ins; try again in {wait} s."},
-                               {"retry-after": str(wait)})
-        status: list[int] = []
-
-        async def replay() -> dict:
-            nonlocal body
-            chunk, body = body, b""
-            return {"type": "http.request", "body": chunk, "more_body": False}
-
-        async def watch(message: dict) -> None:
-            if message["type"] == "http.response.start":
-                status.append(message["status"])
-            await send(message)
-
-        await self.app(scope, replay, watch)
-        if status and status[0] == 200:
-            self.throttle.succeeded(user, client)
-        elif status and status[0] in (400, 401, 403):
-            self.throttle.failed(client, user)
-
-
-async def _json(send: Callable, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
-    import json
-
-    body = json.dumps(payload).encode()
-    hdrs = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    hdrs += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
-    await send({"type": "http.response.start", "status": status, "headers": hdrs})
-    await send({"type": "http.response.body", "body": body})
 
 
 def client_address(request: Any) -> str:
