@@ -18,7 +18,7 @@ import os
 import re
 from typing import Any, Callable
 
-import anyio
+from starlette.concurrency import run_in_threadpool
 
 from assistant.frontends.web.security import LoginThrottle, RateLimit, parse_json_body
 
@@ -74,7 +74,7 @@ class WebGuard:
         if not self.allow_uploads and path.endswith(_UPLOAD_SUFFIXES):
             return await _json(send, 403, {"error": "File uploads are turned off on this server."})
         if self.limit is not None and _does_work(method, path):
-            wait = await anyio.to_thread.run_sync(self.limit.wait_s, _client(scope))
+            wait = await run_in_threadpool(self.limit.wait_s, _client(scope))
             if wait:
                 secs = max(1, math.ceil(wait))
                 return await _json(send, 429, {"error": f"Too many requests from this address; try again in {secs} s."},
@@ -150,7 +150,7 @@ class WebGuard:
             user = parse_qs(body.decode("utf-8"), max_num_fields=10).get("username", [""])[0].strip()[:200]
         except (UnicodeDecodeError, ValueError):
             return await _json(send, 400, {"error": "The sign-in form could not be read."})
-        wait = await anyio.to_thread.run_sync(self.throttle.retry_after, client, user)
+        wait = await run_in_threadpool(self.throttle.retry_after, client, user)
         if wait:
             return await _json(send, 429, {"error": f"Too many failed sign-ins; try again in {wait} s."},
                                {"retry-after": str(wait)})
@@ -163,9 +163,9 @@ class WebGuard:
 
         await self.app(scope, receive, watch)
         if status and status[0] == 200:
-            await anyio.to_thread.run_sync(self.throttle.succeeded, user, client)
+            await run_in_threadpool(self.throttle.succeeded, user, client)
         elif status and status[0] in (400, 401, 403):
-            await anyio.to_thread.run_sync(self.throttle.failed, client, user)
+            await run_in_threadpool(self.throttle.failed, client, user)
 
 
 def _client(scope: dict) -> str:
