@@ -43,6 +43,7 @@ from assistant.frontends.web import queue as web_queue  # noqa: E402
 from assistant.frontends.web import guard as web_guard  # noqa: E402
 from assistant.frontends.web import security as web_security  # noqa: E402
 from assistant.runtime.settings import apply_trusted_proxies  # noqa: E402
+from assistant.threads import StoreUnavailable  # noqa: E402
 from tools.errors import AdvisorError  # noqa: E402
 
 log = logging.getLogger("gpu_advisor.app")
@@ -191,6 +192,8 @@ async def rest_thread(request: Request) -> JSONResponse:
     tid = request.path_params.get("thread_id", "")
     try:
         rec = await run_in_threadpool(_advisor().store.load, _owner(request, user), tid)
+    except StoreUnavailable as exc:  # the store is down: say so, never "no such thread"
+        return _unavailable(exc)
     except (AdvisorError, ui_data.BadInput):
         rec = None
     if rec is None:
@@ -222,15 +225,23 @@ def _rest_answer(body: dict[str, Any], owner: str) -> JSONResponse:
     try:
         q = ui_data.check_question(body.get("question"))
         tid = ui_data.check_thread_id(body.get("thread_id"))
+        if tid:  # a thread that cannot be read must not be answered as a fresh one
+            _advisor().store.load(owner, tid)
         ans = _advisor().ask(q, thread_id=tid, owner=owner, lang=body.get("lang"))
-    except (AdvisorError, ui_data.BadInput) as exc:  # the team database down is ours, not the caller's
-        status = 503 if type(exc).__name__ == "StoreUnavailable" else 400
-        return JSONResponse({"error": str(exc)}, status_code=status)
+    except StoreUnavailable as exc:  # the team database down is ours, not the caller's
+        return _unavailable(exc)
+    except (AdvisorError, ui_data.BadInput) as exc:
+        return JSONResponse({"error": str(exc)}, status_code=400)
     except Exception:
         log.exception("unexpected error")
         return JSONResponse({"error": "Something went wrong on our side (details are in the server log)."},
                             status_code=500)
     return JSONResponse(_answer_json(ans))
+
+
+def _unavailable(exc: Exception) -> JSONResponse:
+    return JSONResponse({"error": f"{exc} Nothing was lost; try again shortly."}, status_code=503,
+                        headers={"Retry-After": "5"})
 
 
 # ---------------------------------------------------------------- layout and launch
