@@ -18,7 +18,8 @@ import threading
 import time
 from typing import Any, Callable
 
-from assistant.runtime.limits import RateLimit, Windows, shared_seen, shared_user_limit
+from assistant.runtime.limits import (RateLimit, Windows, parse_json_body, shared_seen,  # noqa: F401 - re-exported
+                                      shared_user_limit)
 from assistant.threads import MAX_NAME_BYTES, canonical_name
 from assistant.runtime.secrets import scrub_secrets  # noqa: E402,F401 - re-exported (the web front end scrubs too)
 
@@ -209,54 +210,6 @@ def client_address(request: Any) -> str:
     """The client's address as the server sees it (X-Forwarded-For already applied for trusted proxies)."""
     client = getattr(request, "client", None)
     return getattr(client, "host", None) or "local"
-
-
-def parse_json_body(raw: bytes, max_bytes: int = 64 * 1024, max_depth: int = 20) -> Any:
-    """Parse a request body as JSON, refusing what the handlers cannot use.
-
-    Raises:
-        ValueError: too large, not UTF-8, not JSON, nested deeper than `max_depth`, or holding a lone
-            surrogate (text no store or client can hold); the message says which.
-    """
-    import json
-
-    if len(raw) > max_bytes:
-        raise ValueError(f"The request body is larger than {max_bytes // 1024} KB.")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError("The request body is not UTF-8 text.") from None
-    depth = deepest = 0
-    in_str = esc = False
-    for ch in text:  # before json.loads: deep nesting costs recursion there
-        if in_str:
-            esc, in_str = (False, True) if esc else (ch == "\\", ch != '"')
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-            if deepest > max_depth:
-                raise ValueError(f"The JSON is nested deeper than {max_depth} levels.")
-        elif ch in "]}":
-            depth -= 1
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        raise ValueError("The request body is not valid JSON.") from None
-    if _has_surrogate(value):
-        raise ValueError("The text holds an unpaired UTF-16 surrogate (\\ud800-\\udfff), which is not a character.")
-    return value
-
-
-def _has_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        return any("\ud800" <= ch <= "\udfff" for ch in value)
-    if isinstance(value, dict):
-        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_surrogate(v) for v in value)
-    return False
 
 
 def main(argv: list[str] | None = None) -> int:
