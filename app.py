@@ -239,6 +239,30 @@ def _rest_answer(body: dict[str, Any], owner: str) -> JSONResponse:
     return JSONResponse(_answer_json(ans))
 
 
+async def healthz(request: Request) -> JSONResponse:
+    """GET /healthz: the process is up and serving (liveness; no credentials needed)."""
+    return JSONResponse({"ok": True})
+
+
+async def readyz(request: Request) -> JSONResponse:
+    """GET /readyz: 200 when the conversation store and the price catalog answer, else 503 naming which
+    (readiness for a load balancer; no credentials needed, no secrets in the text)."""
+    checks = await run_in_threadpool(_readiness)
+    ready = all(v == "ok" for v in checks.values())
+    return JSONResponse({"ready": ready, "checks": checks}, status_code=200 if ready else 503)
+
+
+def _readiness() -> dict[str, str]:
+    checks: dict[str, str] = {}
+    for name, probe in (("store", lambda: _advisor().store.ping()), ("catalog", lambda: api.price_db().info())):
+        try:
+            probe()
+            checks[name] = "ok"
+        except Exception as exc:  # any failure means not ready; the message is already redacted
+            checks[name] = web_security.scrub_secrets(str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__)
+    return checks
+
+
 def _unavailable(exc: Exception) -> JSONResponse:
     return JSONResponse({"error": f"{exc} Nothing was lost; try again shortly."}, status_code=503,
                         headers={"Retry-After": "5"})
@@ -322,6 +346,8 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *, block:
         web_queue.use_lean_sessions(demo)
     demo.app.add_api_route("/api/ask", rest_ask, methods=["POST"])  # plain JSON, beside Gradio's queued /ask
     demo.app.add_api_route("/api/threads/{thread_id}", rest_thread, methods=["GET"])
+    demo.app.add_api_route("/healthz", healthz, methods=["GET"])  # probes for load balancers
+    demo.app.add_api_route("/readyz", readyz, methods=["GET"])
     return url
 
 

@@ -199,6 +199,14 @@ class SqlThreadStore:
         assert rec is not None
         return rec
 
+    def ping(self) -> None:
+        """Read the store once (readiness probes).
+
+        Raises:
+            StoreUnavailable: the store cannot be read.
+        """
+        self._run(False, lambda cur: cur.execute("SELECT count(*) FROM gpa_threads WHERE 1 = 0"))
+
     def list_threads(self, owner: str) -> list[ThreadSummary]:
         """The owner's live threads, most recently used first (at most 500).
 
