@@ -42,7 +42,8 @@ from assistant.frontends.web import chat as web_chat  # noqa: E402
 from assistant.frontends.web import queue as web_queue  # noqa: E402
 from assistant.frontends.web import guard as web_guard  # noqa: E402
 from assistant.frontends.web import security as web_security  # noqa: E402
-from assistant.runtime.settings import apply_trusted_proxies  # noqa: E402
+from assistant.frontends.web import sessions as web_sessions  # noqa: E402
+from assistant.runtime.settings import apply_trusted_proxies, session_hours, session_secret  # noqa: E402
 from assistant.threads import StoreUnavailable  # noqa: E402
 from tools.errors import AdvisorError  # noqa: E402
 
@@ -334,14 +335,17 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *, block:
     except web_security.AuthConfigError as exc:
         raise SystemExit(str(exc)) from None
     apply_trusted_proxies()  # X-Forwarded-For only from GPU_ADVISOR_TRUSTED_PROXIES
+    sessions = web_sessions.SignedSessions(session_secret(), session_hours() * 3600) if users.enabled else None
     # one rate limit over every route that does work, bodies capped while read, sign-in throttling, no uploads
-    guard = Middleware(web_guard.WebGuard, throttle=_THROTTLE, limit=_LIMIT, blocks=demo)
+    guard = Middleware(web_guard.WebGuard, throttle=_THROTTLE, limit=_LIMIT, blocks=demo, sessions=sessions)
     demo.queue(status_update_rate=QUEUE_STATUS_RATE_S, default_concurrency_limit=DEFAULT_CONCURRENCY)
     fonts, font_files = web_assets.font_faces()  # Urdu fonts for readers whose system has none
     _, url, _ = demo.launch(server_name=host, server_port=port, share=False, ssr_mode=False,
-                            auth=users.check if users.enabled else None, prevent_thread_lock=not block, quiet=quiet,
+                            auth=_check_login if users.enabled else None, prevent_thread_lock=not block, quiet=quiet,
                             css=CSS, head=fonts + web_assets.HEAD_JS, allowed_paths=font_files, theme=web_assets.theme(),
                             show_error=False, app_kwargs={"openapi_url": None, "middleware": [guard]})
+    if sessions is not None:  # signed sign-ins: every replica with the secret accepts them (sessions.py)
+        demo.app.tokens, demo.app.cookie_id = sessions, sessions.cookie_id
     if LEAN_SESSIONS:
         web_queue.use_lean_sessions(demo)
     demo.app.add_api_route("/api/ask", rest_ask, methods=["POST"])  # plain JSON, beside Gradio's queued /ask
@@ -349,6 +353,15 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *, block:
     demo.app.add_api_route("/healthz", healthz, methods=["GET"])  # probes for load balancers
     demo.app.add_api_route("/readyz", readyz, methods=["GET"])
     return url
+
+
+def _check_login(user: str, password: str) -> bool:
+    """Gradio's sign-in check, against the users file as it is now (added users sign in without a restart)."""
+    try:
+        return web_security.Users.from_env().check(user, password)
+    except web_security.AuthConfigError:
+        log.exception("the users file cannot be read; sign-in refused")
+        return False
 
 
 def _warm() -> None:

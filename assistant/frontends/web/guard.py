@@ -59,8 +59,10 @@ class WebGuard:
     """
 
     def __init__(self, app: Any, throttle: LoginThrottle | None = None, limit: RateLimit | None = None,
-                 blocks: Any = None, allow_uploads: bool = False, max_body_bytes: int | None = None):
+                 blocks: Any = None, allow_uploads: bool = False, max_body_bytes: int | None = None,
+                 sessions: Any = None):
         self.app = app
+        self.sessions = sessions  # SignedSessions: the cookie Gradio sets on sign-in is swapped for a signed one
         self.throttle = throttle or LoginThrottle()
         self.limit = limit
         self.blocks = blocks
@@ -147,7 +149,7 @@ class WebGuard:
 
         client = _client(scope)
         try:
-            user = parse_qs(body.decode("utf-8"), max_num_fields=10).get("username", [""])[0].strip()[:200]
+            user = parse_qs(body.decode("utf-8"), max_num_fields=10).get("username", [""])[0].strip()
         except (UnicodeDecodeError, ValueError):
             return await _json(send, 400, {"error": "The sign-in form could not be read."})
         wait = await run_in_threadpool(self.throttle.retry_after, client, user)
@@ -159,6 +161,9 @@ class WebGuard:
         async def watch(message: dict) -> None:
             if message["type"] == "http.response.start":
                 status.append(message["status"])
+                if message["status"] == 200 and self.sessions is not None:
+                    message = dict(message, headers=_signed_cookies(message.get("headers") or [],
+                                                                     self.sessions.issue(user)))
             await send(message)
 
         await self.app(scope, receive, watch)
@@ -166,6 +171,17 @@ class WebGuard:
             await run_in_threadpool(self.throttle.succeeded, user, client)
         elif status and status[0] in (400, 401, 403):
             await run_in_threadpool(self.throttle.failed, client, user)
+
+
+def _signed_cookies(headers: list, token: str) -> list:
+    """The response headers with each `access-token…` cookie's value replaced by `token`."""
+    out = []
+    for name, value in headers:
+        if name == b"set-cookie" and value.startswith(b"access-token"):
+            cookie, _, attrs = value.partition(b";")
+            value = cookie.partition(b"=")[0] + b"=" + token.encode("ascii") + (b";" + attrs if attrs else b"")
+        out.append((name, value))
+    return out
 
 
 def _client(scope: dict) -> str:

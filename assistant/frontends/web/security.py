@@ -116,6 +116,13 @@ class Users:
     def enabled(self) -> bool:
         return bool(self._entries)
 
+    def entry_digest(self, user: str) -> str:
+        """A digest of the user's entry (changes with the password), or "" when the user is not listed."""
+        import hashlib
+
+        stored = self._entries.get(canonical_name(user))
+        return hashlib.sha256(f"{canonical_name(user)}\0{stored}".encode("utf-8")).hexdigest()[:32] if stored else ""
+
     def check(self, user: str, password: str) -> bool:
         """True when the pair is valid (constant-time comparison; an unknown user costs the same)."""
         import hashlib
