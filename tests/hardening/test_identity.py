@@ -65,3 +65,36 @@ def test_users_file_matches_names_by_the_same_rule(monkeypatch, tmp_path):
     monkeypatch.setenv("GPU_ADVISOR_AUTH", "alice:pw1,ALICE:pw2")
     with pytest.raises(AuthConfigError, match="twice"):
         Users.from_env()
+
+
+def test_a_hash_mangled_by_the_shell_is_refused_not_taken_as_a_password(monkeypatch):
+    """Issue 31 (10): "scrypt$16384$8$1$salt$hash" in double quotes loses its $ parts and became a plain password."""
+    import subprocess
+
+    from assistant.frontends.web.security import AuthConfigError, Users, hash_password
+
+    hashed = hash_password("pw")
+    mangled = subprocess.run(["bash", "-c", f'echo "{hashed}"'], capture_output=True, text=True).stdout.strip()
+    assert mangled != hashed
+    monkeypatch.delenv("GPU_ADVISOR_AUTH_FILE", raising=False)
+    monkeypatch.setenv("GPU_ADVISOR_AUTH", f"carol:{mangled}")
+    with pytest.raises(AuthConfigError, match="single quotes"):
+        Users.from_env()
+    monkeypatch.setenv("GPU_ADVISOR_AUTH", f"carol:{hashed}")
+    assert Users.from_env().check("carol", "pw")
+
+
+def test_a_plain_entry_costs_the_same_scrypt_as_a_hashed_one(monkeypatch):
+    """Issue 31 (10): a wrong password took 11 ms for a plain entry and 140-160 ms for a hashed one."""
+    import hashlib
+
+    from assistant.frontends.web.security import Users, hash_password
+
+    calls = []
+    real = hashlib.scrypt
+    monkeypatch.setattr(hashlib, "scrypt", lambda *a, **kw: calls.append(1) or real(*a, **kw))
+    users = Users({"plain": "pw", "hashed": hash_password("pw")})
+    for who in ("plain", "hashed", "unknown"):
+        calls.clear()
+        assert not users.check(who, "wrong")
+        assert len(calls) == 1, who

@@ -45,7 +45,8 @@ def _check_password(password: str, stored: str) -> bool:
     import hashlib
     import hmac
 
-    if not stored.startswith("scrypt$"):
+    if not stored.startswith("scrypt$"):  # the same scrypt work as a hashed entry: timing tells neither apart
+        _check_password(password, _DUMMY_HASH)
         return hmac.compare_digest(password.encode("utf-8"), stored.encode("utf-8"))
     try:
         _, n, r, p, salt, digest = stored.split("$")
@@ -104,6 +105,10 @@ class Users:
                 raise AuthConfigError("GPU_ADVISOR_AUTH entries must be user:password (or user:scrypt$…), "
                                       f"comma-separated; got an entry starting {item.strip()[:12]!r}.")
             name = canonical_name(user)
+            if pw.startswith("scrypt") and (not pw.startswith("scrypt$") or pw.count("$") != 5):
+                raise AuthConfigError(f"The password of {user!r} starts like a scrypt hash but is not one (a hash in a "
+                                      "double-quoted shell string loses its $ parts): quote it with single quotes "
+                                      "or put it in GPU_ADVISOR_AUTH_FILE.")
             if len(name.encode("utf-8", "replace")) > MAX_NAME_BYTES:
                 raise AuthConfigError(f"The user name starting {user[:12]!r} is longer than {MAX_NAME_BYTES} bytes.")
             if name in entries:
