@@ -82,3 +82,26 @@ def test_pairs_count_by_the_canonical_name(who):
     for _ in range(6):
         t.failed("203.0.113.66", "alice")
     assert t.retry_after("203.0.113.66", who) > 0
+
+
+def test_requests_without_credentials_do_not_spend_a_signed_in_users_budget(monkeypatch):
+    import app
+    from tests.hardening.conftest import free_port
+
+    monkeypatch.setenv("GPU_ADVISOR_AUTH", "alice:alice-pw")
+    monkeypatch.delenv("GPU_ADVISOR_AUTH_FILE", raising=False)
+    monkeypatch.setattr(app._LIMIT, "per_min", 6)  # a burst of one
+    app._LIMIT.buckets.clear()
+    app._THROTTLE.failures._mem.clear()
+    demo = app.build_demo()
+    url = app.launch(demo, "127.0.0.1", free_port(), block=False, quiet=True)
+    try:
+        anon = [httpx.get(url + "api/threads/x", timeout=30).status_code for _ in range(3)]
+        assert anon[0] == 401 and anon[1:] == [429, 429]  # this address's budget is spent
+        alice = [httpx.get(url + "api/threads/x", auth=("alice", "alice-pw"), timeout=30) for _ in range(2)]
+        assert alice[0].status_code == 404  # her own budget: not locked out by the address
+        assert alice[1].status_code == 429 and "retry-after" in alice[1].headers
+    finally:
+        demo.close()
+        app._LIMIT.buckets.clear()
+        app._THROTTLE.failures._mem.clear()

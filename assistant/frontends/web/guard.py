@@ -20,7 +20,8 @@ from typing import Any, Callable
 
 from starlette.concurrency import run_in_threadpool
 
-from assistant.frontends.web.security import LoginThrottle, RateLimit, parse_json_body
+from assistant.frontends.web.security import AuthConfigError, LoginThrottle, RateLimit, Users, parse_json_body
+from assistant.threads import canonical_name
 
 _LOGIN_PATHS = {"/login", "/login/"}
 _UPLOAD_SUFFIXES = ("/upload", "/upload/")
@@ -76,7 +77,7 @@ class WebGuard:
         if not self.allow_uploads and path.endswith(_UPLOAD_SUFFIXES):
             return await _json(send, 403, {"error": "File uploads are turned off on this server."})
         if self.limit is not None and _does_work(method, path):
-            wait = await run_in_threadpool(self.limit.wait_s, _client(scope))
+            wait = await run_in_threadpool(self.limit.wait_s, self._limit_key(scope))
             if wait:
                 secs = max(1, math.ceil(wait))
                 return await _json(send, 429, {"error": f"Too many requests from this address; try again in {secs} s."},
@@ -97,6 +98,37 @@ class WebGuard:
         if method == "GET" and not path.startswith(("/gradio_api", "/assets", "/static", "/file")):
             return await self._page(scope, receive, send)
         return await self.app(scope, receive, send)
+
+    def _limit_key(self, scope: dict) -> str:
+        """Whose budget a request draws on: a signed-in user's own (a signed session cookie, or Basic
+        credentials the sign-in throttle lets through), else its address's; so requests without
+        credentials from an address never spend the budget of the users behind it. Runs in a worker
+        thread (a first Basic check costs one scrypt)."""
+        from http.cookies import CookieError, SimpleCookie
+
+        headers = dict(scope.get("headers") or [])
+        client = _client(scope)
+        if self.sessions is not None and b"cookie" in headers:
+            try:
+                jar = SimpleCookie(headers[b"cookie"].decode("latin-1"))
+            except CookieError:
+                jar = SimpleCookie()
+            for name, morsel in jar.items():
+                user = self.sessions.get(morsel.value) if name.startswith("access-token") else None
+                if user:
+                    return "user:" + canonical_name(user)
+        header = headers.get(b"authorization", b"").decode("latin-1")
+        if header:
+            try:
+                users = Users.from_env()
+            except AuthConfigError:
+                return client
+            claimed = users.basic_user(header)
+            if users.enabled and claimed and not self.throttle.retry_after(client, claimed):
+                user = users.check_basic(header)
+                if user:
+                    return "user:" + canonical_name(user)
+        return client
 
     def _check_call(self, body: bytes) -> str:
         """Why a Gradio queue/run body cannot be a call of this app ("" when it may be)."""
