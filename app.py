@@ -40,8 +40,11 @@ from assistant.frontends.web import assets as web_assets  # noqa: E402
 from assistant.frontends.web import calc as web_calc  # noqa: E402
 from assistant.frontends.web import chat as web_chat  # noqa: E402
 from assistant.frontends.web import queue as web_queue  # noqa: E402
+from assistant.frontends.web import guard as web_guard  # noqa: E402
 from assistant.frontends.web import security as web_security  # noqa: E402
-from assistant.runtime.settings import apply_trusted_proxies  # noqa: E402
+from assistant.frontends.web import sessions as web_sessions  # noqa: E402
+from assistant.runtime.settings import apply_trusted_proxies, session_hours, session_secret  # noqa: E402
+from assistant.threads import StoreUnavailable  # noqa: E402
 from tools.errors import AdvisorError  # noqa: E402
 
 log = logging.getLogger("gpu_advisor.app")
@@ -177,9 +180,8 @@ def _answer_json(ans: Any) -> dict:
 
 
 def ask(question: str, thread_id: str | None = None, request: gr.Request = None) -> dict:
-    """Answer one question in a thread (empty thread_id: a new one); the JSON of `gpu-advisor ask --json`."""
-    if not _LIMIT.allow(web_security.client_address(request)):
-        raise gr.Error("Too many requests from this address; wait a few seconds and ask again.")
+    """Answer one question in a thread (empty thread_id: a new one); the JSON of `gpu-advisor ask --json`
+    (the rate limit is the guard's, over every route that does work)."""
     with _user_errors():
         q = ui_data.check_question(question)
         tid = ui_data.check_thread_id(thread_id)
@@ -195,6 +197,8 @@ async def rest_thread(request: Request) -> JSONResponse:
     tid = request.path_params.get("thread_id", "")
     try:
         rec = await run_in_threadpool(_advisor().store.load, _owner(request, user), tid)
+    except StoreUnavailable as exc:  # the store is down: say so, never "no such thread"
+        return _unavailable(exc)
     except (AdvisorError, ui_data.BadInput):
         rec = None
     if rec is None:
@@ -211,9 +215,6 @@ async def rest_ask(request: Request) -> JSONResponse:
     user, refused = web_security.rest_auth(request, _THROTTLE)
     if refused:
         return refused
-    if not _LIMIT.allow(web_security.client_address(request)):
-        return JSONResponse({"error": "Too many requests from this address; wait a few seconds and ask again."},
-                            status_code=429)
     try:
         body = web_security.parse_json_body(await request.body())
     except ValueError as exc:
@@ -229,15 +230,47 @@ def _rest_answer(body: dict[str, Any], owner: str) -> JSONResponse:
     try:
         q = ui_data.check_question(body.get("question"))
         tid = ui_data.check_thread_id(body.get("thread_id"))
+        if tid:  # a thread that cannot be read must not be answered as a fresh one
+            _advisor().store.load(owner, tid)
         ans = _advisor().ask(q, thread_id=tid, owner=owner, lang=body.get("lang"))
-    except (AdvisorError, ui_data.BadInput) as exc:  # the team database down is ours, not the caller's
-        status = 503 if type(exc).__name__ == "StoreUnavailable" else 400
-        return JSONResponse({"error": str(exc)}, status_code=status)
+    except StoreUnavailable as exc:  # the team database down is ours, not the caller's
+        return _unavailable(exc)
+    except (AdvisorError, ui_data.BadInput) as exc:
+        return JSONResponse({"error": str(exc)}, status_code=400)
     except Exception:
         log.exception("unexpected error")
         return JSONResponse({"error": "Something went wrong on our side (details are in the server log)."},
                             status_code=500)
     return JSONResponse(_answer_json(ans))
+
+
+async def healthz(request: Request) -> JSONResponse:
+    """GET /healthz: the process is up and serving (liveness; no credentials needed)."""
+    return JSONResponse({"ok": True})
+
+
+async def readyz(request: Request) -> JSONResponse:
+    """GET /readyz: 200 when the conversation store and the price catalog answer, else 503 naming which
+    (readiness for a load balancer; no credentials needed, no secrets in the text)."""
+    checks = await run_in_threadpool(_readiness)
+    ready = all(v == "ok" for v in checks.values())
+    return JSONResponse({"ready": ready, "checks": checks}, status_code=200 if ready else 503)
+
+
+def _readiness() -> dict[str, str]:
+    checks: dict[str, str] = {}
+    for name, probe in (("store", lambda: _advisor().store.ping()), ("catalog", lambda: api.price_db().info())):
+        try:
+            probe()
+            checks[name] = "ok"
+        except Exception as exc:  # any failure means not ready; the message is already redacted
+            checks[name] = web_security.scrub_secrets(str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__)
+    return checks
+
+
+def _unavailable(exc: Exception) -> JSONResponse:
+    return JSONResponse({"error": f"{exc} Nothing was lost; try again shortly."}, status_code=503,
+                        headers={"Retry-After": "5"})
 
 
 # ---------------------------------------------------------------- layout and launch
@@ -311,18 +344,33 @@ def launch(demo: gr.Blocks, host: str = "127.0.0.1", port: int = 7860, *, block:
     except web_security.AuthConfigError as exc:
         raise SystemExit(str(exc)) from None
     apply_trusted_proxies()  # X-Forwarded-For only from GPU_ADVISOR_TRUSTED_PROXIES
-    guard = Middleware(web_security.WebGuard, throttle=_THROTTLE)  # sign-in throttling, no uploads
+    sessions = web_sessions.SignedSessions(session_secret(), session_hours() * 3600) if users.enabled else None
+    # one rate limit over every route that does work, bodies capped while read, sign-in throttling, no uploads
+    guard = Middleware(web_guard.WebGuard, throttle=_THROTTLE, limit=_LIMIT, blocks=demo, sessions=sessions)
     demo.queue(status_update_rate=QUEUE_STATUS_RATE_S, default_concurrency_limit=DEFAULT_CONCURRENCY)
     fonts, font_files = web_assets.font_faces()  # Urdu fonts for readers whose system has none
     _, url, _ = demo.launch(server_name=host, server_port=port, share=False, ssr_mode=False,
-                            auth=users.check if users.enabled else None, prevent_thread_lock=not block, quiet=quiet,
+                            auth=_check_login if users.enabled else None, prevent_thread_lock=not block, quiet=quiet,
                             css=CSS, head=fonts + web_assets.HEAD_JS, allowed_paths=font_files, theme=web_assets.theme(),
                             show_error=False, app_kwargs={"openapi_url": None, "middleware": [guard]})
+    if sessions is not None:  # signed sign-ins: every replica with the secret accepts them (sessions.py)
+        demo.app.tokens, demo.app.cookie_id = sessions, sessions.cookie_id
     if LEAN_SESSIONS:
         web_queue.use_lean_sessions(demo)
     demo.app.add_api_route("/api/ask", rest_ask, methods=["POST"])  # plain JSON, beside Gradio's queued /ask
     demo.app.add_api_route("/api/threads/{thread_id}", rest_thread, methods=["GET"])
+    demo.app.add_api_route("/healthz", healthz, methods=["GET"])  # probes for load balancers
+    demo.app.add_api_route("/readyz", readyz, methods=["GET"])
     return url
+
+
+def _check_login(user: str, password: str) -> bool:
+    """Gradio's sign-in check, against the users file as it is now (added users sign in without a restart)."""
+    try:
+        return web_security.Users.from_env().check(user, password)
+    except web_security.AuthConfigError:
+        log.exception("the users file cannot be read; sign-in refused")
+        return False
 
 
 def _warm() -> None:

@@ -8,6 +8,7 @@ __all__ = ["MAX_CHARS", "normalise"]
 import re
 
 from assistant.engine.numbers import to_ascii_digits
+from knowledge.lookalike import fold_lookalikes
 
 MAX_CHARS = 4000
 _URDU_FOLD = str.maketrans({"ي": "ی", "ى": "ی", "ك": "ک", "ە": "ہ", "ة": "ہ", "ۀ": "ہ", "أ": "ا", "إ": "ا", "؟": "?",
@@ -16,7 +17,7 @@ _URDU_FOLD = str.maketrans({"ي": "ی", "ى": "ی", "ك": "ک", "ە": "ہ", "ة"
 
 def normalise(text: str) -> str:
     """Lowercase, ASCII digits, one spelling of Urdu letters, GPU multipliers split ("8xh100" -> "8x h100")."""
-    t = to_ascii_digits((text or "")[:MAX_CHARS]).translate(_URDU_FOLD).lower()
+    t = to_ascii_digits(fold_lookalikes((text or "")[:MAX_CHARS])).translate(_URDU_FOLD).lower()
     t = re.sub(r"[\u064B-\u065F\u0670]", "", t)
     t = re.sub(r"(?<!\.)\b(\d{1,4})\s?x(?=[a-z])(?!large)", r"\1x ", t)   # 8xh100 -> 8x h100, not p4d.24xlarge
     t = re.sub(r"\b([a-z]+\d+[a-z]*)\s?x\s?(\d{1,3})\b", r"\1 x \2", t)   # h100x8 -> h100 x 8

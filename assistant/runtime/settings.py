@@ -3,13 +3,14 @@
 Conversation store: `GPU_ADVISOR_DATABASE_URL` (postgresql://… puts threads on PostgreSQL; unset: SQLite in
 the data directory), `GPU_ADVISOR_THREAD_TTL_DAYS`, `GPU_ADVISOR_THREAD_MAX_TURNS`, `GPU_ADVISOR_THREAD_MAX_KB`,
 `GPU_ADVISOR_STORE_MAX_MB`. Web and bot: `GPU_ADVISOR_REDIS_URL` (shared rate limits and Slack de-duplication),
-`GPU_ADVISOR_TRUSTED_PROXIES`, `GPU_ADVISOR_AUTH`, `GPU_ADVISOR_AUTH_FILE`.
+`GPU_ADVISOR_TRUSTED_PROXIES`, `GPU_ADVISOR_AUTH`, `GPU_ADVISOR_AUTH_FILE`, `GPU_ADVISOR_SESSION_SECRET`,
+`GPU_ADVISOR_SESSION_HOURS`.
 """
 
 from __future__ import annotations
 
 __all__ = ["MAX_QUESTION_CHARS", "StoreSettings", "data_dir", "database_url", "redis_url", "redis_prefix",
-           "store_settings", "trusted_proxies"]
+           "session_hours", "session_secret", "store_settings", "trusted_proxies"]
 
 import os
 from dataclasses import dataclass
@@ -48,20 +49,20 @@ class StoreSettings:
     """Limits of the conversation store (see assistant.threads)."""
 
     ttl_days: float = 30.0  # a thread untouched this long is gone
-    max_turns: int = 50  # turns kept per thread; older ones are compacted away
-    max_thread_bytes: int = 1024 * 1024  # per thread: state + kept turns (UTF-8 bytes)
+    max_turns: int = 0  # 0: every turn is kept; an operator's cap compacts older turns away
+    max_thread_bytes: int = 1024 * 1024  # per thread: state + kept turns (UTF-8 bytes, answers compressed)
     max_total_bytes: int = 1024 * 1024 * 1024  # all threads together
 
 
 def store_settings() -> StoreSettings:
-    """The store limits from GPU_ADVISOR_THREAD_TTL_DAYS (default 30), GPU_ADVISOR_THREAD_MAX_TURNS (50),
+    """The store limits from GPU_ADVISOR_THREAD_TTL_DAYS (default 30), GPU_ADVISOR_THREAD_MAX_TURNS (0: no cap, the whole history is kept),
     GPU_ADVISOR_THREAD_MAX_KB (1024) and GPU_ADVISOR_STORE_MAX_MB (1024).
 
     Raises:
         InvalidInput: a value that is not a number in range.
     """
     return StoreSettings(ttl_days=_number("GPU_ADVISOR_THREAD_TTL_DAYS", 30.0, 0.0001),
-                         max_turns=int(_number("GPU_ADVISOR_THREAD_MAX_TURNS", 50, 1)),
+                         max_turns=int(_number("GPU_ADVISOR_THREAD_MAX_TURNS", 0, 0)),
                          max_thread_bytes=int(_number("GPU_ADVISOR_THREAD_MAX_KB", 1024, 16) * 1024),
                          max_total_bytes=int(_number("GPU_ADVISOR_STORE_MAX_MB", 1024, 1) * 1024 * 1024))
 
@@ -79,6 +80,21 @@ def redis_url() -> str:
 def redis_prefix() -> str:
     """Key prefix in Redis (GPU_ADVISOR_REDIS_PREFIX, default "gpu-advisor:"): several deployments may share one."""
     return os.environ.get("GPU_ADVISOR_REDIS_PREFIX", "").strip() or "gpu-advisor:"
+
+
+def session_secret() -> str:
+    """GPU_ADVISOR_SESSION_SECRET: the key that signs web sign-in sessions; give every replica the same one
+    so a session from one is accepted by all. "" when unset (each process then makes its own)."""
+    return os.environ.get("GPU_ADVISOR_SESSION_SECRET", "").strip()
+
+
+def session_hours() -> float:
+    """GPU_ADVISOR_SESSION_HOURS (default 12): how long a web sign-in lasts.
+
+    Raises:
+        InvalidInput: not a number of at least 0.01.
+    """
+    return _number("GPU_ADVISOR_SESSION_HOURS", 12.0, 0.01)
 
 
 def trusted_proxies() -> list[str]:

@@ -1,15 +1,19 @@
 """The conversation store's interface, records, errors and the bookkeeping both back ends share.
 
 A thread is one row (its latest state: the folded query and whatever the engine keeps) plus its
-kept turns; an append writes one turn and rewrites the state, never a copy of the history, so a
-thread's size grows linearly up to `max_turns` and then stays flat (older turns are compacted away).
+turns; an append writes one turn and rewrites the state, never a copy of the history, so a thread's
+size grows linearly. Every turn is kept: a thread is bounded in bytes (`max_thread_bytes`, answers
+over 1 KB stored zlib-compressed), and a full thread refuses the next turn with a message rather than
+dropping old ones; only an operator's `max_turns` compacts the oldest away.
 """
 
 from __future__ import annotations
 
 __all__ = ["MAX_OWNER_CHARS", "MAX_THREAD_ID_CHARS", "InvalidState", "StoreFull", "StoreUnavailable", "ThreadRecord", "ThreadStore",
-           "ThreadStoreError", "ThreadSummary", "ThreadTooLarge", "Turn", "check_key", "plan_append", "turn_bytes"]
+           "ThreadStoreError", "ThreadSummary", "ThreadTooLarge", "Turn", "check_key", "pack_answer", "plan_append",
+           "turn_bytes", "unpack_answer"]
 
+import base64
 import json
 import re
 import time
@@ -21,9 +25,11 @@ from assistant.runtime.settings import StoreSettings
 from tools.errors import AdvisorError, InvalidInput
 
 MAX_THREAD_ID_CHARS = 128
-MAX_OWNER_CHARS = 256
+MAX_OWNER_CHARS = 512  # 'user::' + the base32 of a 256-byte name
 _KEY = re.compile(r"^[A-Za-z0-9_.:@\-]+$")
-_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff\ufdd0]")  # U+FDD0, a noncharacter, marks a packed answer
+_PACKED = "\ufdd0z:"
+_PACK_OVER_BYTES = 1024
 
 
 class ThreadStoreError(AdvisorError):
@@ -106,6 +112,8 @@ class ThreadStore(Protocol):
 
     def list_threads(self, owner: str) -> list[ThreadSummary]: ...
 
+    def ping(self) -> None: ...
+
     def delete(self, owner: str, thread_id: str) -> bool: ...
 
     def purge_expired(self) -> int: ...
@@ -152,8 +160,30 @@ def state_json(state: dict[str, Any]) -> str:
 
 
 def clean_text(text: str) -> str:
-    """Text that UTF-8 can store: a lone surrogate becomes U+FFFD instead of failing the write."""
+    """Text that UTF-8 can store: a lone surrogate (or the packed-answer mark U+FDD0, a noncharacter)
+    becomes U+FFFD instead of failing the write."""
     return _SURROGATE.sub("\ufffd", text)
+
+
+def pack_answer(answer: str) -> str:
+    """An answer as stored: over 1 KB, the base64 of its zlib stream behind the mark (a TEXT column holds
+    it on both back ends); shorter, or when that is not smaller, as it is."""
+    import zlib
+
+    raw = answer.encode("utf-8")
+    if len(raw) <= _PACK_OVER_BYTES:
+        return answer
+    packed = _PACKED + base64.b64encode(zlib.compress(raw, 9)).decode("ascii")
+    return packed if len(packed) < len(raw) else answer
+
+
+def unpack_answer(stored: str) -> str:
+    """The answer text of `pack_answer`'s result."""
+    import zlib
+
+    if not stored.startswith(_PACKED):
+        return stored
+    return zlib.decompress(base64.b64decode(stored[len(_PACKED):])).decode("utf-8")
 
 
 def plan_append(kept: list[tuple[int, int]], new_bytes: int, state_bytes: int,
@@ -167,10 +197,11 @@ def plan_append(kept: list[tuple[int, int]], new_bytes: int, state_bytes: int,
         limits: max_turns and max_thread_bytes.
 
     Returns:
-        (drop_through_seq, new_size_bytes): turns with seq <= drop_through_seq are dropped (0: none).
+        (drop_through_seq, new_size_bytes): turns with seq <= drop_through_seq are dropped (0: none;
+        only an operator's max_turns drops any).
 
     Raises:
-        ThreadTooLarge: the new turn and the state alone exceed the per-thread cap.
+        ThreadTooLarge: the new turn and the state alone exceed the per-thread cap, or the thread is full.
     """
     if state_bytes + new_bytes > limits.max_thread_bytes:
         raise ThreadTooLarge(
@@ -180,9 +211,14 @@ def plan_append(kept: list[tuple[int, int]], new_bytes: int, state_bytes: int,
     kept = list(kept)
     size = state_bytes + new_bytes + sum(b for _, b in kept)
     drop_through = 0
-    while kept and (len(kept) + 1 > limits.max_turns or size > limits.max_thread_bytes):
+    while kept and limits.max_turns and len(kept) + 1 > limits.max_turns:
         seq, b = kept.pop(0)
         drop_through, size = seq, size - b
+    if size > limits.max_thread_bytes:
+        raise ThreadTooLarge(
+            f"This conversation has reached its size limit ({limits.max_thread_bytes / 1024:,.0f} KB, "
+            f"GPU_ADVISOR_THREAD_MAX_KB) with {len(kept)} turns, all kept: this answer was not saved to it. "
+            "Start a new conversation to go on, or delete this one.")
     return drop_through, size
 
 

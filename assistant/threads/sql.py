@@ -20,7 +20,8 @@ from typing import Any, Callable, Iterator
 
 from assistant.runtime.settings import StoreSettings
 from assistant.threads.base import (StoreFull, StoreUnavailable, ThreadRecord, ThreadStoreError, ThreadSummary, Turn, check_key,
-                                    clean_text, now_iso, plan_append, state_json, store_full_message, turn_bytes)
+                                    clean_text, now_iso, pack_answer, plan_append, state_json, store_full_message, turn_bytes,
+                                    unpack_answer)
 
 _RETRIES = 8
 _TOTAL_CACHE_S = 2.0
@@ -132,21 +133,21 @@ class SqlThreadStore:
             return None
         cur.execute(self._sql("SELECT question, answer, at FROM gpa_turns WHERE owner = ? AND thread_id = ? "
                               "ORDER BY seq"), (owner, thread_id))
-        turns = [Turn(q, a, at) for q, a, at in cur.fetchall()]
+        turns = [Turn(q, unpack_answer(a), at) for q, a, at in cur.fetchall()]
         return ThreadRecord(thread_id=thread_id, owner=owner, state=json.loads(row[0] or "{}"), turns=turns,
                             turn_count=int(row[1]), size_bytes=int(row[2]), created_at=float(row[3]),
                             updated_at=float(row[4]))
 
     def append_turn(self, owner: str, thread_id: str, question: str, answer: str,
                     state: dict[str, Any]) -> ThreadRecord:
-        """Add one turn and replace the state, atomically; compacts turns past the limits.
+        """Add one turn and replace the state, atomically (compacts only past an operator's max_turns).
 
         Returns:
             The thread after the append.
 
         Raises:
             InvalidInput: a malformed owner or thread id, or a state JSON cannot hold.
-            ThreadTooLarge: the turn alone exceeds the per-thread cap (nothing is written).
+            ThreadTooLarge: the turn alone exceeds the per-thread cap, or the thread is full (nothing is written).
             StoreFull: the total cap is reached (nothing is written).
             StoreUnavailable: the store cannot be written (locked for too long, disk full, database down).
         """
@@ -178,6 +179,7 @@ class SqlThreadStore:
         cur.execute(self._sql("SELECT seq, bytes FROM gpa_turns WHERE owner = ? AND thread_id = ? ORDER BY seq"),
                     (owner, thread_id))
         kept = [(int(s), int(b)) for s, b in cur.fetchall()]
+        answer = pack_answer(answer)
         new_b = turn_bytes(question, answer, at)
         drop_through, size = plan_append(kept, new_b, len(st.encode("utf-8")), self.limits)
         total = self._total_bytes(cur)
@@ -196,6 +198,14 @@ class SqlThreadStore:
         rec = self._load(cur, owner, thread_id)
         assert rec is not None
         return rec
+
+    def ping(self) -> None:
+        """Read the store once (readiness probes).
+
+        Raises:
+            StoreUnavailable: the store cannot be read.
+        """
+        self._run(False, lambda cur: cur.execute("SELECT count(*) FROM gpa_threads WHERE 1 = 0"))
 
     def list_threads(self, owner: str) -> list[ThreadSummary]:
         """The owner's live threads, most recently used first (at most 500).

@@ -164,18 +164,20 @@ def test_login_throttled_per_client_with_retry_after(team_app, fresh_throttle):
     assert r.status_code == 429 and "retry-after" in r.headers
 
 
-def test_login_throttle_per_user_across_addresses():
+def test_login_throttle_per_user_and_address():
+    """Issue 31: five failures on alice from five addresses no longer lock alice out everywhere."""
     from assistant.frontends.web.security import LoginThrottle
 
     clock = [0.0]
     t = LoginThrottle(window_s=300, per_client=10, per_user=5, clock=lambda: clock[0])
     for i in range(5):  # five addresses, one failure each, all on alice
         t.failed(f"10.0.0.{i}", "alice")
-    assert t.retry_after("10.9.9.9", "alice") == 300 and t.retry_after("10.9.9.9", "bob") == 0
-    clock[0] = 299.5
-    assert t.retry_after("10.9.9.9", "alice") == 1  # ceil(0.5)
-    clock[0] = 300.0
-    assert t.retry_after("10.9.9.9", "alice") == 0
+    assert t.retry_after("10.9.9.9", "alice") == 0 and t.retry_after("10.0.0.1", "alice") == 0
+    for _ in range(4):  # five in all from one address: that pair waits 1 s
+        t.failed("10.0.0.1", "alice")
+    assert t.retry_after("10.0.0.1", "alice") == 1 and t.retry_after("10.9.9.9", "alice") == 0
+    clock[0] = 1.0
+    assert t.retry_after("10.0.0.1", "alice") == 0
 
 
 def test_api_description_only_after_sign_in(team_app, fresh_throttle):
@@ -337,12 +339,12 @@ def test_sign_in_throttle_is_shared_through_redis(monkeypatch, redis_url):
     monkeypatch.setenv("GPU_ADVISOR_REDIS_URL", url)
     monkeypatch.setenv("GPU_ADVISOR_REDIS_PREFIX", prefix + "login:")
     replica_a, replica_b = LoginThrottle(per_client=10, per_user=5), LoginThrottle(per_client=10, per_user=5)
-    for i in range(5):
-        (replica_a if i % 2 else replica_b).failed(f"203.0.113.{i}", "alice")
-    assert 295 <= replica_a.retry_after("203.0.113.99", "alice") <= 300
-    assert replica_b.retry_after("203.0.113.99", "bob") == 0
-    replica_b.succeeded("alice")  # a right password clears the user's count everywhere
-    assert replica_a.retry_after("203.0.113.99", "alice") == 0
+    for i in range(6):
+        (replica_a if i % 2 else replica_b).failed("203.0.113.9", "alice")
+    assert replica_a.retry_after("203.0.113.9", "alice") == 2  # the 6th failure: 2 s, counted across replicas
+    assert replica_b.retry_after("203.0.113.99", "alice") == 0 and replica_b.retry_after("203.0.113.9", "bob") == 0
+    replica_b.succeeded("alice", "203.0.113.9")  # a right password clears the pair everywhere
+    assert replica_a.retry_after("203.0.113.9", "alice") == 0
 
 
 def test_hash_command_and_bad_auth_entries(monkeypatch, capsys):

@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
 from assistant.runtime.settings import StoreSettings
 from assistant.threads import StoreFull, ThreadTooLarge, new_thread_id
-from assistant.threads.base import InvalidState, turn_bytes
+from assistant.threads.base import InvalidState, pack_answer, turn_bytes
 from tools.errors import InvalidInput
 
 ALICE, BOB = "user:alice", "user:bob"
+
+
+def noise(n: int, seed: int = 0) -> str:
+    """n bytes of text zlib cannot shrink (answers over 1 KB are stored compressed)."""
+    rng = random.Random(seed)
+    return "".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789+/") for _ in range(n))
 
 
 def test_round_trip_keeps_turns_in_order_and_the_latest_state(make_store):
@@ -50,23 +57,22 @@ def test_compaction_keeps_the_latest_turns_and_a_linear_size(make_store):
     assert rec.size_bytes == expected == 157
 
 
-def test_per_thread_cap_drops_old_turns_then_refuses_a_turn_too_large(make_store):
-    s = make_store(StoreSettings(max_turns=50, max_thread_bytes=16 * 1024))
-    for i in range(8):
-        rec = s.append_turn(ALICE, "t", f"q{i}", "x" * 3000, {})
-    # each turn is 3000 + 2 + 25 = 3027 bytes; 16384 // 3027 = 5 fit with the 2-byte state '{}'
-    assert len(rec.turns) == 5 and rec.size_bytes <= 16 * 1024
+def test_per_thread_cap_refuses_a_turn_too_large_and_keeps_every_turn(make_store):
+    s = make_store(StoreSettings(max_thread_bytes=16 * 1024))
+    for i in range(3):
+        rec = s.append_turn(ALICE, "t", f"q{i}", noise(3000, i), {})
+    assert len(rec.turns) == 3 and rec.size_bytes <= 16 * 1024
     with pytest.raises(ThreadTooLarge, match="per-thread limit is 16 KB"):
-        s.append_turn(ALICE, "t", "huge", "y" * 20_000, {})
-    assert s.load(ALICE, "t").turn_count == 8  # nothing written
+        s.append_turn(ALICE, "t", "huge", noise(20_000), {})
+    assert s.load(ALICE, "t").turn_count == 3  # nothing written
 
 
 def test_total_cap_refuses_new_growth_with_a_clear_message(make_store):
     s = make_store(StoreSettings(max_total_bytes=1024 * 1024))
     for i in range(3):
-        s.append_turn(ALICE, f"t{i}", "q", "a" * 300_000, {})
+        s.append_turn(ALICE, f"t{i}", "q", noise(300_000, i), {})
     with pytest.raises(StoreFull, match="conversation store is full.*GPU_ADVISOR_STORE_MAX_MB"):
-        s.append_turn(BOB, "t", "q", "b" * 300_000, {})
+        s.append_turn(BOB, "t", "q", noise(300_000, 9), {})
     assert s.load(BOB, "t") is None and s.load(ALICE, "t0").turn_count == 1  # the others still read
 
 
@@ -124,7 +130,8 @@ def test_state_is_json_round_tripped(make_store):
 
 def test_a_100_turn_thread_of_the_longest_questions_stays_under_5_mb_on_disk(tmp_path):
     """Issue 19: 100 follow-ups wrote 252 MB with the checkpointer. Worst case here: 100 questions at the
-    4,000-character limit with 8,000-character answers, default limits (50 turns, 1 MiB per thread)."""
+    4,000-character limit with 8,000-character answers, default limits (every turn kept, 1 MiB per
+    thread, answers compressed)."""
     import os
 
     from assistant.runtime.settings import StoreSettings
@@ -134,7 +141,9 @@ def test_a_100_turn_thread_of_the_longest_questions_stays_under_5_mb_on_disk(tmp
     s = SqliteThreadStore(str(path), StoreSettings())
     for i in range(100):
         rec = s.append_turn(ALICE, "long", f"{i:04d}" + "q" * 3996, "a" * 8000, {"query": {"turn": i}})
-    # 50 kept turns x (4,000 + 8,000 + 25) bytes = 601,250 bytes + the state, under the 1 MiB cap
-    assert rec.turn_count == 100 and len(rec.turns) == 50 and rec.size_bytes == 601_250 + len('{"query":{"turn":99}}')
+    # 100 kept turns x (4,000 + the packed 8,000-byte answer + 25) bytes + the state, under the 1 MiB cap
+    packed = len(pack_answer("a" * 8000).encode("utf-8"))
+    assert rec.turn_count == 100 and len(rec.turns) == 100
+    assert rec.size_bytes == 100 * (4000 + packed + 25) + len('{"query":{"turn":99}}') <= 1024 * 1024
     on_disk = sum(os.path.getsize(f"{path}{suffix}") for suffix in ("", "-wal") if os.path.exists(f"{path}{suffix}"))
     assert on_disk <= 5_000_000, on_disk

@@ -37,7 +37,7 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from assistant.service import api
-from assistant.runtime.limits import shared_seen, shared_user_limit
+from assistant.runtime.limits import parse_json_body, shared_seen, shared_user_limit
 from assistant.frontends.slack.blocks import answer_blocks, escape
 from assistant.threads import slack_owner
 
@@ -389,6 +389,10 @@ def build_http_app(app: App) -> Any:
                                                                                req.headers.get("x-slack-signature", ""))):
             rejected("bad, missing or expired signature", len(body), client)  # Bolt would log the body
             return JSONResponse({"error": "invalid request"}, status_code=401)
+        why = _malformed(body, req.headers.get("content-type", ""))
+        if why:  # signed, yet not a payload Bolt can read: it would fail with a 500
+            rejected(why, len(body), client)
+            return JSONResponse({"error": why}, status_code=400)
         # dispatch blocks until the listener has called ack(): keep it off the event loop
         resp = await run_in_threadpool(app.dispatch, to_bolt_request(req, body))
         return to_starlette_response(resp)
@@ -398,6 +402,47 @@ def build_http_app(app: App) -> Any:
 
     return Starlette(routes=[Route("/slack/events", slack_events, methods=["POST"]),
                              Route("/healthz", healthz, methods=["GET"])])
+
+
+def _malformed(body: bytes, content_type: str) -> str:
+    """Why Bolt could not read this body as a Slack payload (a JSON object, or a form whose `payload`
+    is one), or "" when it can; read the way Bolt reads it (slack_bolt.request.internals.parse_body)."""
+    from urllib.parse import parse_qsl
+
+    if not body:
+        return ""
+    try:
+        text = body.decode("utf-8")
+        if content_type.split(";")[0].strip() == "application/json" or text.startswith("{"):
+            value = parse_json_body(body, MAX_BODY_BYTES)
+        elif "payload" in text:
+            payload = dict(parse_qsl(text, keep_blank_values=True, max_num_fields=100)).get("payload")
+            value = {} if payload is None else parse_json_body(payload.encode("utf-8"), MAX_BODY_BYTES)
+        else:
+            value = dict(parse_qsl(text, keep_blank_values=True, max_num_fields=100))
+    except (UnicodeDecodeError, ValueError) as exc:
+        return f"unreadable body ({str(exc)[:80]})"
+    if not isinstance(value, dict):
+        return "the body is not a JSON object"
+    event = value.get("event", {})
+    if not isinstance(event, dict):
+        return "'event' is not an object"
+    checks = [("", value, _TEXT_FIELDS)]
+    if event.get("type") in ("app_mention", "message"):  # other events may hold objects in these fields
+        checks.append(("event.", event, _EVENT_TEXT_FIELDS))
+    for where, obj, fields in checks:
+        bad = next((k for k in fields if obj.get(k) is not None and not isinstance(obj[k], str)), None)
+        if bad:
+            return f"'{where}{bad}' is not text"
+    return ""
+
+
+# fields Bolt and our listeners read as text (Events API envelope, slash commands, the message events we
+# answer); another type there fails inside Bolt with a 500
+_TEXT_FIELDS = ("type", "team_id", "api_app_id", "event_id", "command", "text", "trigger_id", "user_id",
+                "channel_id", "response_url", "enterprise_id", "token")
+_EVENT_TEXT_FIELDS = ("type", "text", "user", "channel", "channel_type", "ts", "thread_ts", "subtype", "bot_id",
+                      "team")
 
 
 async def _bounded_body(req: Any) -> bytes | None:

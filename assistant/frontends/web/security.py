@@ -7,8 +7,8 @@ de-duplication that live in Redis when GPU_ADVISOR_REDIS_URL is set (so replicas
 
 from __future__ import annotations
 
-__all__ = ["AuthConfigError", "LoginThrottle", "RateLimit", "Users", "WebGuard",            "client_address", "hash_password", "parse_json_body", "rest_auth", "scrub_secrets", "shared_seen",
-           "shared_user_limit"]
+__all__ = ["AuthConfigError", "LoginThrottle", "RateLimit", "Users", "client_address", "hash_password",
+           "parse_json_body", "rest_auth", "scrub_secrets", "shared_seen", "shared_user_limit"]
 
 import logging
 import math
@@ -18,7 +18,9 @@ import threading
 import time
 from typing import Any, Callable
 
-from assistant.runtime.limits import RateLimit, Windows, shared_seen, shared_user_limit
+from assistant.runtime.limits import (RateLimit, Windows, parse_json_body, shared_seen,  # noqa: F401 - re-exported
+                                      shared_user_limit)
+from assistant.threads import MAX_NAME_BYTES, canonical_name
 from assistant.runtime.secrets import scrub_secrets  # noqa: E402,F401 - re-exported (the web front end scrubs too)
 
 
@@ -43,7 +45,8 @@ def _check_password(password: str, stored: str) -> bool:
     import hashlib
     import hmac
 
-    if not stored.startswith("scrypt$"):
+    if not stored.startswith("scrypt$"):  # the same scrypt work as a hashed entry: timing tells neither apart
+        _check_password(password, _DUMMY_HASH)
         return hmac.compare_digest(password.encode("utf-8"), stored.encode("utf-8"))
     try:
         _, n, r, p, salt, digest = stored.split("$")
@@ -101,12 +104,29 @@ class Users:
             if not sep or not user or not pw:
                 raise AuthConfigError("GPU_ADVISOR_AUTH entries must be user:password (or user:scrypt$…), "
                                       f"comma-separated; got an entry starting {item.strip()[:12]!r}.")
-            entries[user] = pw
+            name = canonical_name(user)
+            if pw.startswith("scrypt") and (not pw.startswith("scrypt$") or pw.count("$") != 5):
+                raise AuthConfigError(f"The password of {user!r} starts like a scrypt hash but is not one (a hash in a "
+                                      "double-quoted shell string loses its $ parts): quote it with single quotes "
+                                      "or put it in GPU_ADVISOR_AUTH_FILE.")
+            if len(name.encode("utf-8", "replace")) > MAX_NAME_BYTES:
+                raise AuthConfigError(f"The user name starting {user[:12]!r} is longer than {MAX_NAME_BYTES} bytes.")
+            if name in entries:
+                raise AuthConfigError(f"The user {user!r} is listed twice (names are compared after Unicode NFC "
+                                      "and case folding, so 'Alice' and 'alice' are one user).")
+            entries[name] = pw
         return cls(entries)
 
     @property
     def enabled(self) -> bool:
         return bool(self._entries)
+
+    def entry_digest(self, user: str) -> str:
+        """A digest of the user's entry (changes with the password), or "" when the user is not listed."""
+        import hashlib
+
+        stored = self._entries.get(canonical_name(user))
+        return hashlib.sha256(f"{canonical_name(user)}\0{stored}".encode("utf-8")).hexdigest()[:32] if stored else ""
 
     def check(self, user: str, password: str) -> bool:
         """True when the pair is valid (constant-time comparison; an unknown user costs the same)."""
@@ -117,7 +137,7 @@ class Users:
         now = time.monotonic()
         if self._ok_cache.get(key, 0) > now:
             return True
-        stored = self._entries.get(user)
+        stored = self._entries.get(canonical_name(user))
         ok = _check_password(password, stored if stored is not None else _DUMMY_HASH) and stored is not None
         if ok:
             self._ok_cache[key] = now + 300.0
@@ -153,204 +173,55 @@ _DUMMY_HASH = "scrypt$16384$8$1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAA
 
 
 class LoginThrottle:
-    """Failed sign-ins per client address and per user name; over either limit, 429 with Retry-After.
+    """Failed sign-ins, counted so that nobody can aim them at someone else; over a limit, 429 + Retry-After.
 
-    Defaults: 10 failures per address and 5 per user name in 5 minutes (GPU_ADVISOR_LOGIN_FAILURES_PER_CLIENT,
-    GPU_ADVISOR_LOGIN_FAILURES_PER_USER); the lock lifts when the window that counted them ends.
+    Per (user name, address): GPU_ADVISOR_LOGIN_FAILURES_PER_USER (default 5) failures in the window
+    are free, each one after that makes the pair wait twice as long (1, 2, 4 … s, at most
+    `max_backoff_s`), refused before the password is checked. Wrong passwords from other addresses
+    never hold a user back. Per address: past GPU_ADVISOR_LOGIN_FAILURES_PER_CLIENT (default 10)
+    failures in the window, names that have not signed in from that address in the last day wait too
+    (spraying many names from one address), while those that have are not held. A request with no
+    credentials at all is no failed sign-in (it gets 401 and counts only towards the rate limit).
     """
 
     def __init__(self, window_s: float = 300.0, per_client: int | None = None, per_user: int | None = None,
-                 clock: Callable[[], float] = time.monotonic):
-        self.window_s = window_s
+                 clock: Callable[[], float] = time.monotonic, max_backoff_s: float = 300.0):
+        self.window_s, self.max_backoff_s = window_s, max_backoff_s
         self.per_client = per_client or int(os.environ.get("GPU_ADVISOR_LOGIN_FAILURES_PER_CLIENT") or 10)
         self.per_user = per_user or int(os.environ.get("GPU_ADVISOR_LOGIN_FAILURES_PER_USER") or 5)
         self.failures = Windows("login-fail", clock)
 
+    @staticmethod
+    def _pair(client: str, user: str) -> str:
+        return f"pair:{canonical_name(user)}|{client}"
+
     def retry_after(self, client: str, user: str) -> int:
         """Seconds to wait before another attempt (0: go ahead)."""
-        waits = []
-        for key, limit in ((f"client:{client}", self.per_client), (f"user:{user}", self.per_user)):
-            if key.endswith(":"):
-                continue
-            n, left = self.failures.peek(key)
-            if n >= limit:
-                waits.append(left)
-        return int(math.ceil(max(waits))) if waits else 0
+        pair = self._pair(client, user)
+        waits = [self.failures.peek("lock:" + pair)[1]]
+        n, left = self.failures.peek(f"client:{client}")
+        if n >= self.per_client and not self.failures.peek("ok:" + pair)[0]:
+            waits.append(left)
+        return int(math.ceil(max(waits)))
 
     def failed(self, client: str, user: str) -> None:
+        pair = self._pair(client, user)
+        n, _ = self.failures.hit(pair, self.window_s)
         self.failures.hit(f"client:{client}", self.window_s)
-        if user:
-            self.failures.hit(f"user:{user}", self.window_s)
+        if n >= self.per_user:
+            self.failures.hold("lock:" + pair, min(self.max_backoff_s, 2.0 ** (n - self.per_user)))
 
-    def succeeded(self, user: str) -> None:
-        self.failures.reset(f"user:{user}")
-
-
-# ---------------------------------------------------------------- proxies
-
-# ---------------------------------------------------------------- the web app's guard (ASGI middleware)
-
-_LOGIN_PATHS = {"/login", "/login/"}
-_UPLOAD_SUFFIXES = ("/upload", "/upload/")
-_MAX_LOGIN_BODY = 16 * 1024
-_API_INFO = re.compile(rb"(window\.gradio_api_info = ).*?(;</script>)", re.S)
-
-
-class WebGuard:
-    """ASGI middleware for the Gradio app: throttles failed sign-ins (429 + Retry-After), refuses
-    uploads (no front end here takes files) and caps the sign-in form's size.
-
-    Pass it to Gradio before the server starts: `launch(app_kwargs={"middleware": [Middleware(WebGuard)]})`.
-    """
-
-    def __init__(self, app: Any, throttle: LoginThrottle | None = None, allow_uploads: bool = False):
-        self.app = app
-        self.throttle = throttle or LoginThrottle()
-        self.allow_uploads = allow_uploads
-
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope.get("type") != "http":
-            return await self.app(scope, receive, send)
-        path, method = scope.get("path", ""), scope.get("method", "GET")
-        if not self.allow_uploads and path.endswith(_UPLOAD_SUFFIXES):
-            return await _json(send, 403, {"error": "File uploads are turned off on this server."})
-        if method == "POST" and path in _LOGIN_PATHS:
-            return await self._login(scope, receive, send)
-        if method == "GET" and not path.startswith(("/gradio_api", "/assets", "/static", "/file")):
-            return await self._page(scope, receive, send)
-        return await self.app(scope, receive, send)
-
-    async def _page(self, scope: dict, receive: Callable, send: Callable) -> None:
-        """Gradio 6.31 embeds the whole API description in its sign-in page (window.gradio_api_info):
-        blank it there, so the API is described only to signed-in users."""
-        start: dict = {}
-        chunks: list[bytes] = []
-
-        async def hold(message: dict) -> None:
-            if message["type"] == "http.response.start":
-                start.update(message)
-                ctype = dict(message.get("headers") or []).get(b"content-type", b"")
-                if not ctype.startswith(b"text/html"):
-                    start["pass"] = True
-                    await send(message)
-                return
-            if start.get("pass"):
-                await send(message)
-                return
-            chunks.append(message.get("body", b""))
-            if message.get("more_body"):
-                return
-            body = b"".join(chunks)
-            if b'"auth_required":true' in body.replace(b" ", b""):
-                body = _API_INFO.sub(rb"\1null\2", body)
-            headers = [(k, v) for k, v in start.get("headers", []) if k != b"content-length"]
-            headers.append((b"content-length", str(len(body)).encode()))
-            await send({"type": "http.response.start", "status": start["status"], "headers": headers})
-            await send({"type": "http.response.body", "body": body})
-
-        await self.app(scope, receive, hold)
-
-    async def _login(self, scope: dict, receive: Callable, send: Callable) -> None:
-        from urllib.parse import parse_qs
-
-        body = b""
-        more = True
-        while more:
-            msg = await receive()
-            body += msg.get("body", b"")
-            more = msg.get("more_body", False)
-            if len(body) > _MAX_LOGIN_BODY:
-                return await _json(send, 413, {"error": "The sign-in form is too large."})
-        client = (scope.get("client") or ("unknown", 0))[0]
-        try:
-            user = parse_qs(body.decode("utf-8"), max_num_fields=10).get("username", [""])[0].strip()[:200]
-        except (UnicodeDecodeError, ValueError):
-            return await _json(send, 400, {"error": "The sign-in form could not be read."})
-        wait = self.throttle.retry_after(client, user)
-        if wait:
-            return await _json(send, 429, {"error": f"Too many failed sign-ins; try again in {wait} s."},
-                               {"retry-after": str(wait)})
-        status: list[int] = []
-
-        async def replay() -> dict:
-            nonlocal body
-            chunk, body = body, b""
-            return {"type": "http.request", "body": chunk, "more_body": False}
-
-        async def watch(message: dict) -> None:
-            if message["type"] == "http.response.start":
-                status.append(message["status"])
-            await send(message)
-
-        await self.app(scope, replay, watch)
-        if status and status[0] == 200:
-            self.throttle.succeeded(user)
-        elif status and status[0] in (400, 401, 403):
-            self.throttle.failed(client, user)
-
-
-async def _json(send: Callable, status: int, payload: dict, headers: dict[str, str] | None = None) -> None:
-    import json
-
-    body = json.dumps(payload).encode()
-    hdrs = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
-    hdrs += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
-    await send({"type": "http.response.start", "status": status, "headers": hdrs})
-    await send({"type": "http.response.body", "body": body})
+    def succeeded(self, user: str, client: str) -> None:
+        pair = self._pair(client, user)
+        self.failures.reset(pair)
+        self.failures.reset("lock:" + pair)
+        self.failures.hold("ok:" + pair, 86400.0)
 
 
 def client_address(request: Any) -> str:
     """The client's address as the server sees it (X-Forwarded-For already applied for trusted proxies)."""
     client = getattr(request, "client", None)
     return getattr(client, "host", None) or "local"
-
-
-def parse_json_body(raw: bytes, max_bytes: int = 64 * 1024, max_depth: int = 20) -> Any:
-    """Parse a request body as JSON, refusing what the handlers cannot use.
-
-    Raises:
-        ValueError: too large, not UTF-8, not JSON, nested deeper than `max_depth`, or holding a lone
-            surrogate (text no store or client can hold); the message says which.
-    """
-    import json
-
-    if len(raw) > max_bytes:
-        raise ValueError(f"The request body is larger than {max_bytes // 1024} KB.")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        raise ValueError("The request body is not UTF-8 text.") from None
-    depth = deepest = 0
-    in_str = esc = False
-    for ch in text:  # before json.loads: deep nesting costs recursion there
-        if in_str:
-            esc, in_str = (False, True) if esc else (ch == "\\", ch != '"')
-        elif ch == '"':
-            in_str = True
-        elif ch in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-            if deepest > max_depth:
-                raise ValueError(f"The JSON is nested deeper than {max_depth} levels.")
-        elif ch in "]}":
-            depth -= 1
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        raise ValueError("The request body is not valid JSON.") from None
-    if _has_surrogate(value):
-        raise ValueError("The text holds an unpaired UTF-16 surrogate (\\ud800-\\udfff), which is not a character.")
-    return value
-
-
-def _has_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        return any("\ud800" <= ch <= "\udfff" for ch in value)
-    if isinstance(value, dict):
-        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_surrogate(v) for v in value)
-    return False
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -385,6 +256,9 @@ def rest_auth(request: Any, throttle: LoginThrottle) -> tuple[str | None, Any]:
         return None, None
     header = request.headers.get("authorization")
     client, claimed = client_address(request), users.basic_user(header)
+    if not header:  # no credentials: no sign-in attempt to count, nobody to throttle
+        return None, JSONResponse({"error": "authentication required"}, status_code=401,
+                                  headers={"WWW-Authenticate": 'Basic realm="gpu-advisor"'})
     wait = throttle.retry_after(client, claimed)
     if wait:
         return None, JSONResponse({"error": f"Too many failed sign-ins; try again in {wait} s."}, status_code=429,
@@ -394,5 +268,5 @@ def rest_auth(request: Any, throttle: LoginThrottle) -> tuple[str | None, Any]:
         throttle.failed(client, claimed)
         return None, JSONResponse({"error": "authentication required"}, status_code=401,
                                   headers={"WWW-Authenticate": 'Basic realm="gpu-advisor"'})
-    throttle.succeeded(user)
+    throttle.succeeded(user, client)
     return user, None
