@@ -17,6 +17,7 @@ from assistant.engine.plan_args import (DEFAULTS, MAX_SIDES, Call, Done, context
                                         hourly_only, is_training, model_args, model_sides, named_format, train_method,
                                         unique_calls, vram_args)
 from assistant.engine.plan_forward import relaxations, second_round
+from tools.load import TRAFFIC_FIELDS
 from assistant.engine.query import Query
 from knowledge.catalog import is_image_pipeline
 
@@ -287,8 +288,7 @@ def _recommend_args(q: Query) -> dict[str, Any]:
             a["budget_usd"] = q.budget_usd_total
     else:
         # no load given: the recommender prices at the throughput-optimal batch and at batch 1, both labelled
-        rate = {f: getattr(q, f) for f in ("requests_per_day", "requests_per_hour", "requests_per_minute")
-                if getattr(q, f)}
+        rate = {f: getattr(q, f) for f in TRAFFIC_FIELDS if f.startswith("requests_per_") and getattr(q, f)}
         a |= {"workload": "serve", "context_tokens": context_of(q)} | \
             (rate | {k: v for k, v in (("prompt_tokens", q.prompt_tokens), ("output_tokens", q.output_tokens)) if v}
              if rate and not q.concurrent_users else {"concurrent_users": q.concurrent_users or q.batch})
