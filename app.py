@@ -78,10 +78,6 @@ def _advisor() -> Any:
         return api.advisor(BACKEND)
 
 
-def _backend_label() -> str:
-    return BACKEND or os.environ.get("GPU_ADVISOR_BACKEND") or "router"
-
-
 @contextlib.contextmanager
 def _user_errors() -> Iterator[None]:
     """Our typed errors become gr.Error with their message; anything else a short message, never a trace."""

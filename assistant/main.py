@@ -11,10 +11,10 @@ import sys
 from typing import Any, Sequence
 
 from assistant.frontends.cli.args import Parser, integer
-from assistant.frontends.cli.calc import _add_speed, _add_train_time, _add_vram
-from assistant.frontends.cli.chat import _add_ask, _add_guide, _add_lists
+from assistant.frontends.cli.calc import add_speed, add_train_time, add_vram
+from assistant.frontends.cli.chat import add_ask, add_guide, add_lists
 from assistant.frontends.cli.threads import add_thread_parser
-from assistant.frontends.cli.money import _add_catalog, _add_cost, _add_prices, _add_recommend
+from assistant.frontends.cli.money import add_catalog, add_cost, add_prices, add_recommend
 from tools.errors import AdvisorError
 
 
@@ -23,16 +23,16 @@ def build_parser() -> argparse.ArgumentParser:
                      description="Which cloud GPU to rent for LLM work: will it fit, how fast, what it costs.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     sub.required = True
-    _add_vram(sub)
-    _add_speed(sub)
-    _add_train_time(sub)
-    _add_prices(sub)
-    _add_catalog(sub)
-    _add_cost(sub)
-    _add_guide(sub)
-    _add_recommend(sub)
-    _add_ask(sub)
-    _add_lists(sub)
+    add_vram(sub)
+    add_speed(sub)
+    add_train_time(sub)
+    add_prices(sub)
+    add_catalog(sub)
+    add_cost(sub)
+    add_guide(sub)
+    add_recommend(sub)
+    add_ask(sub)
+    add_lists(sub)
     _add_slack(sub)
     add_thread_parser(sub)
     return parser

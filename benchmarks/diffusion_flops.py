@@ -16,7 +16,12 @@ no download) and run at 512, 768 and 1024 pixels, in fp16, under two counters:
 Usage: python benchmarks/diffusion_flops.py [model_id ... | vae4 | vae16]            FLOPs
        python benchmarks/diffusion_flops.py --profile [model_id ... | vae4 | vae16]  profile cells
 """
-import json, math, sys, weakref, torch
+import json
+import math
+import sys
+import weakref
+
+import torch
 import torch.nn.functional as F
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
@@ -53,7 +58,7 @@ def run(mid, res):
     with torch.device("meta"):
         if kind == "unet":
             m = UNet2DConditionModel(**cfg)
-            x = torch.randn(1, lc, h, h); t = torch.tensor([10]); enc = torch.randn(1, ntxt, dtxt)
+            x, t, enc = torch.randn(1, lc, h, h), torch.tensor([10]), torch.randn(1, ntxt, dtxt)
             kw = {}
             if mid.startswith("sdxl"):
                 kw = dict(added_cond_kwargs={"text_embeds": torch.randn(1, 1280), "time_ids": torch.randn(1, 6)})
@@ -132,7 +137,8 @@ class OpCounter(TorchDispatchMode):
         if func.is_view:
             if from_param:
                 for o in outs:
-                    self.param_ids.add(id(o)); self.keep.append(o)
+                    self.param_ids.add(id(o))
+                    self.keep.append(o)
             else:
                 for o in outs:
                     if o.untyped_storage()._cdata in self.refs:
@@ -234,7 +240,7 @@ def profile(mid):
                                   layers_per_block=2, latent_channels=lc)
             m = m.to(DT).eval()
             z = torch.randn(1, lc, res // 8, res // 8, device="meta", dtype=DT)
-            d = _measure(m, lambda: m.decode(z))
+            d = _measure(m, lambda m=m, z=z: m.decode(z))
         else:
             kind, cfg = CFG[mid][:2]
             cls = {"unet": UNet2DConditionModel, "sd3": SD3Transformer2DModel, "flux": FluxTransformer2DModel,

@@ -15,8 +15,7 @@ Rules, all in knowledge/prices/:
 
 from __future__ import annotations
 
-__all__ = ["OFFER_COLUMNS", "DROPPED_COLUMNS", "NormalisedOffers", "Normaliser", "finalize", "map_accelerator",
-           "parse_skypilot_rows", "provider_rule"]
+__all__ = ["OFFER_COLUMNS", "DROPPED_COLUMNS", "NormalisedOffers", "Normaliser", "finalize", "map_accelerator", "provider_rule"]
 
 import ast
 import csv
@@ -24,7 +23,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
 
 from knowledge.catalog import DATA_DIR, load_gpus, resolve_gpu
 from knowledge.prices.regions import locate
@@ -44,13 +43,14 @@ def _read(name: str) -> tuple[dict[str, str], ...]:
 
 
 @lru_cache(maxsize=1)
-def _provider_rules() -> dict[str, dict[str, str]]:
+def provider_rules() -> dict[str, dict[str, str]]:
+    """Every row of provider_rules.csv by provider name."""
     return {r["provider"]: r for r in _read("provider_rules.csv")}
 
 
 def provider_rule(provider: str) -> dict[str, str]:
     """The provider's row of provider_rules.csv, or the defaults for a provider never seen before."""
-    return _provider_rules().get(provider) or {"provider": provider, "gpu_memory": "per_gpu",
+    return provider_rules().get(provider) or {"provider": provider, "gpu_memory": "per_gpu",
                                                "accelerator_rows": "instance", "placeholder": "", "published": ""}
 
 
@@ -329,14 +329,6 @@ class Normaliser:
             "source": self.source, "mapping": why,
             "zone": next(iter(pz)) if len(pz) == 1 and next(iter(pz)) != region else None,
             "spot_zone": next(iter(sz)) if len(sz) == 1 and next(iter(sz)) != region else None})
-
-
-def parse_skypilot_rows(rows: Iterable[dict[str, str]], provider: str, source: str, as_of: str | None) -> NormalisedOffers:
-    """Normalise an iterable of SkyPilot `vms.csv` rows of one provider (see Normaliser)."""
-    n = Normaliser(provider, source, as_of)
-    for r in rows:
-        n.add(r)
-    return n.finish()
 
 
 @lru_cache(maxsize=1)

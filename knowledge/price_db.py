@@ -16,14 +16,14 @@ import hashlib
 import json
 import os
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from knowledge.catalog import DATA_DIR
 from knowledge.offers import DROPPED_COLUMNS, OFFER_COLUMNS
+from knowledge.prices.refresh import run_refresh
 from knowledge.prices.regions import resolve_place
-from tools.errors import AdvisorError
+from knowledge.prices.report import CatalogError, RefreshReport
 from tools.schemas import GpuOffer, PriceQuery, PriceResult
 
 DB_FILENAME = "prices.duckdb"
@@ -55,24 +55,6 @@ _SORTS = {
     "instance-hour": "price_usd_per_hour",
     "spot": "spot_price_usd_per_gpu_hour",
 }
-
-
-class CatalogError(AdvisorError):
-    """A catalog file that cannot be used; nothing was changed."""
-
-
-@dataclass
-class RefreshReport:
-    """What a refresh did: per provider added/changed/removed/rows, files read, skipped and bad."""
-
-    per_provider: dict[str, dict[str, int]] = field(default_factory=dict)
-    unmapped: dict[str, int] = field(default_factory=dict)
-    dropped: int = 0
-    files: int = 0
-    skipped: list[dict[str, str]] = field(default_factory=list)  # {"file", "why"}
-    bad: list[dict[str, Any]] = field(default_factory=list)  # {"file", "line", "error", "provider"}
-    new_providers: list[str] = field(default_factory=list)  # loaded under a folder name never seen before
-    dates: dict[str, dict[str, str | None]] = field(default_factory=dict)  # provider -> {"as_of", "date_from"}
 
 
 def _shipped_hash() -> str:
@@ -386,8 +368,6 @@ class PriceDb:
         Raises:
             CatalogError: nothing loadable, a failed download, or (strict) any bad file; nothing was changed.
         """
-        from knowledge.prices.refresh import run_refresh
-
         self.ensure()
         return run_refresh(self, sources, provider, progress, strict=strict, as_of=as_of,
                            catalog_url=catalog_url, timeout_s=timeout_s)

@@ -24,7 +24,7 @@ from tools.errors import InvalidCombination
 from tools.findings import Finding
 from tools.schemas import GpuOffer
 from tools.serving import (ENGINE_MAX_NUM_SEQS, HOURS_PER_MONTH, SERVING_HEADROOM_FRACTION, ServingEconomics,
-                           ServingPoint, ServingRequest, _usd_per_m, serving_economics)
+                           ServingPoint, ServingRequest, usd_per_million, serving_economics)
 from tools.volume import serving_volume
 
 
@@ -228,7 +228,7 @@ def _serving_part(inp: CostInputs, econ: ServingEconomics) -> tuple[dict[str, An
         out["usd_per_million_tokens_batch_1"] = b1.usd_per_million_tokens
     spot = inp.spot_offer.spot_price_usd_per_hour if inp.spot_offer else None
     if spot:
-        out["spot_usd_per_million_tokens"] = _usd_per_m(spot, at.aggregate_tokens_per_s)
+        out["spot_usd_per_million_tokens"] = usd_per_million(spot, at.aggregate_tokens_per_s)
     if econ.load is not None:
         out |= {"load": econ.load.model_dump(), "replicas": econ.replicas, "busy_fraction": econ.busy_fraction,
                 "usd_per_million_tokens_served": econ.usd_per_million_tokens_served}

@@ -102,15 +102,6 @@ class DiffusionArch(BaseModel):
     def latent_pixels(self, width: int, height: int) -> float:
         return (width / self.vae_factor) * (height / self.vae_factor)
 
-    def denoiser_tflop_at(self, width: int, height: int) -> float:
-        """TFLOPs of one denoiser forward at batch 1: the quadratic a + b n + c n^2 in latent pixels n
-        through the three counted sizes (the n^2 term is self-attention)."""
-        return _quadratic(self.denoiser_tflop, self, width, height)
-
-    def vae_tflop_at(self, width: int, height: int) -> float:
-        """TFLOPs of one VAE decode at batch 1 (same quadratic through the counted sizes)."""
-        return _quadratic(self.vae_decode_tflop, self, width, height)
-
     def tokens(self, width: int, height: int) -> float:
         """Sequence the denoiser attends over: latent patches (+ text tokens for transformers)."""
         n = self.latent_pixels(width, height) / self.patch_size ** 2

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["AdvisorError", "InvalidInput", "InvalidCombination", "UnknownModel", "UnknownGpu", "ConfigError"]
+__all__ = ["UnknownName", "AdvisorError", "InvalidInput", "InvalidCombination", "UnknownModel", "UnknownGpu", "ConfigError"]
 
 
 class AdvisorError(Exception):
@@ -37,7 +37,7 @@ class InvalidCombination(AdvisorError, ValueError):
         return super().info() | ({"missing": self.missing} if self.missing else {})
 
 
-class _UnknownName(AdvisorError, LookupError):
+class UnknownName(AdvisorError, LookupError):
     kind = "name"
     hint = ""
 
@@ -61,12 +61,12 @@ class _UnknownName(AdvisorError, LookupError):
         super().__init__(msg)
 
 
-class UnknownModel(_UnknownName):
+class UnknownModel(UnknownName):
     kind = "model"
     hint = "Give the parameter count (--params-b) or a Hugging Face config.json (--config)."
 
 
-class UnknownGpu(_UnknownName):
+class UnknownGpu(UnknownName):
     kind = "GPU"
     hint = "Run `gpu-advisor gpus` to list the GPUs the advisor knows."
 

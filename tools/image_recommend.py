@@ -23,7 +23,7 @@ from tools.diffusion import PLACEMENTS, DiffusionArch, ImageRequest, estimate_im
 from tools.errors import AdvisorError
 from tools.image_cost import BatchJobRequest, batch_job_cost, endpoint_cost
 from tools.image_speed import ImageFramework, estimate_image_speed
-from tools.recommend import HEADROOM, Recommendation, _cheapest, _offer
+from tools.recommend import HEADROOM, Recommendation, cheapest_offer, offer_summary
 from tools.schemas import DiffusionComponent, GpuMemory, GpuOffer, GpuSpec
 
 _MAX_INSTANCES = 64
@@ -97,8 +97,8 @@ def recommend_image_batch(components: Sequence[DiffusionComponent], arch: Diffus
 
 def _batch_option(components, arch, base, req, g, n, group, fw, billing) -> dict[str, Any]:
     mem_gb = g.memory_gb or next((o.gpu_memory_gb for o in group if o.gpu_memory_gb), None)
-    od = _cheapest(group, "price_usd_per_hour")
-    sp = _cheapest(group, "spot_price_usd_per_hour") if req.spot_allowed else None
+    od = cheapest_offer(group, "price_usd_per_hour")
+    sp = cheapest_offer(group, "spot_price_usd_per_hour") if req.spot_allowed else None
     if not mem_gb or (od is None and sp is None):
         return {"ruled_out": f"{n} x {g.name}: memory or price unknown"}
     fit = _fitting(components, arch, g, mem_gb, base, req)
@@ -151,7 +151,7 @@ def _batch_option(components, arch, base, req, g, n, group, fw, billing) -> dict
             "gpu_memory_gb": mem_gb, "price_usd_per_hour": od.price_usd_per_hour if od else None,
             "job_cost_usd": job.get("on_demand_cost_usd"), "spot_job_cost_usd": (job.get("spot") or {}).get("cost_usd"),
             "seconds_per_image": spd.seconds_per_image, "images_per_hour_per_gpu": spd.images_per_hour,
-            "hours": job["runtime_hours"], "job": job, "offer": _offer(offer), "reasons": reasons, "citations": [],
+            "hours": job["runtime_hours"], "job": job, "offer": offer_summary(offer), "reasons": reasons, "citations": [],
             "rank_cost": best, "rank_speed": -job["runtime_hours"]}
 
 
@@ -162,7 +162,7 @@ def recommend_image_endpoint(components: Sequence[DiffusionComponent], arch: Dif
     options, ruled = [], {}
     for (gid, n), group in sorted(_groups(offers, gpus, 1).items()):
         g = gpus[gid]
-        od = _cheapest(group, "price_usd_per_hour")
+        od = cheapest_offer(group, "price_usd_per_hour")
         mem_gb = g.memory_gb or next((o.gpu_memory_gb for o in group if o.gpu_memory_gb), None)
         if od is None or not mem_gb:
             continue
@@ -204,7 +204,7 @@ def _endpoint_option(components, arch, base, req, g, mem_gb, od, fw) -> dict[str
                 "seconds_per_image": spd.seconds_per_image, "images_per_hour_per_replica": spd.images_per_hour,
                 "vram_gb": mem.total_gb, "vram_per_gpu_gb": mem.total_gb, "price_usd_per_hour": od.price_usd_per_hour,
                 "gpu_memory_gb": mem_gb, "monthly_usd": monthly, "usd_per_1000_images": ec["usd_per_1000_images"],
-                "offer": _offer(od), "reasons": reasons, "citations": [], "rank_cost": monthly,
+                "offer": offer_summary(od), "reasons": reasons, "citations": [], "rank_cost": monthly,
                 "rank_speed": -spd.seconds_per_batch}
     why = f"within {req.max_latency_s:g} s" if req.max_latency_s else "in memory"
     return {"ruled_out": f"{g.name}: {u} concurrent request(s) cannot be served {why} with up to {_MAX_INSTANCES} replicas"}

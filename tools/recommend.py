@@ -8,7 +8,7 @@ computed numbers and the id of the guide passage it rests on.
 
 from __future__ import annotations
 
-__all__ = ["RecommendRequest", "Recommendation", "recommend"]
+__all__ = ["cheapest_offer", "offer_summary", "RecommendRequest", "Recommendation", "recommend"]
 
 import math
 from typing import Any, Literal
@@ -92,7 +92,7 @@ class Recommendation(BaseModel):
     citations: list[str] = []
 
 
-def _cheapest(offers: list[GpuOffer], key: str) -> GpuOffer | None:
+def cheapest_offer(offers: list[GpuOffer], key: str) -> GpuOffer | None:
     c = [o for o in offers if getattr(o, key) is not None]
     return min(c, key=lambda o: (getattr(o, key), o.provider, o.instance_type or "")) if c else None
 
@@ -153,8 +153,8 @@ def recommend(a: ModelArch, req: RecommendRequest, offers: list[GpuOffer], gpus:
             continue
         if req.production:
             group = [o for o in group if o.provider not in marketplaces]
-        od = _cheapest(group, "price_usd_per_hour")
-        sp = _cheapest(group, "spot_price_usd_per_hour") if req.spot_allowed else None
+        od = cheapest_offer(group, "price_usd_per_hour")
+        sp = cheapest_offer(group, "spot_price_usd_per_hour") if req.spot_allowed else None
         if od is None and sp is None:
             rule_out(gid, n, f"{n} x {g.name}: no on-demand price" + ("" if req.spot_allowed else " (spot not allowed)"))
             continue
@@ -302,7 +302,7 @@ def _serve_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billi
             "tight": est.total_gb > mem_gb * (1 - HEADROOM), "headroom_pct": 100 * (mem_gb - est.total_gb) / mem_gb,
             "gpu_memory_display": g.memory_display,
             "tokens_per_s_at_serving_batch": at.aggregate_tokens_per_s,
-            "offer": _offer(offer), "nvlink": nvlink, "reasons": reasons, "citations": cites,
+            "offer": offer_summary(offer), "nvlink": nvlink, "reasons": reasons, "citations": cites,
             "rank_cost": econ.monthly_usd if econ.monthly_usd is not None else math.inf, "rank_speed": spd.aggregate_tokens_per_s,
             "rank_value": econ.usd_per_million_tokens_served or cost_rank,
         }
@@ -405,13 +405,13 @@ def _train_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billi
         "memory_components_gb": est.components_gb, "tokens_per_s": tt.tokens_per_s, "hours": tt.hours,
         "gpu_hours": tt.gpu_hours, "price_usd_per_hour": price, "grad_checkpointing": ckpt, "job": job.model_dump(),
         "spot_price_usd_per_hour": sp.spot_price_usd_per_hour if sp else None,
-        "job_cost_usd": cost, "spot_job_cost_usd": spot_cost, "offer": _offer(offer), "spot_offer": _offer(sp) if sp else None,
+        "job_cost_usd": cost, "spot_job_cost_usd": spot_cost, "offer": offer_summary(offer), "spot_offer": offer_summary(sp) if sp else None,
         "nvlink": nvlink, "reasons": reasons, "citations": cites,
         "rank_cost": best_cost, "rank_speed": tt.tokens_per_s, "rank_value": best_cost,
     }
 
 
-def _offer(o: GpuOffer) -> dict[str, Any]:
+def offer_summary(o: GpuOffer) -> dict[str, Any]:
     return {"provider": o.provider, "instance_type": o.instance_type, "region": o.region, "as_of": o.as_of,
             "price_usd_per_hour": o.price_usd_per_hour, "spot_price_usd_per_hour": o.spot_price_usd_per_hour,
             "gpu_count": o.gpu_count, "source": o.source}

@@ -24,19 +24,23 @@ __all__ = [
     "validated",
 ]
 
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tools.errors import InvalidCombination, InvalidInput
 from tools.units import canonical_format, weight_format
 
-METHODS = ("inference", "full", "lora", "qlora")
-TRAINING_PRECISIONS = ("mixed", "bf16")
-OPTIMIZERS = ("adamw", "adamw8bit", "paged-adamw8bit", "sgd", "adafactor")
-SHARDINGS = ("none", "zero1", "zero2", "zero3", "fsdp")
-KV_PRECISIONS = ("fp16", "bf16", "fp8", "int8")
-ATTENTION_KINDS = ("MHA", "GQA", "MQA", "MLA")
+# One declaration per accepted set: the Literal types every request model uses (tools.throughput,
+# tools.serving too); the tuples are derived for messages and forms.
+Method = Literal["inference", "full", "lora", "qlora"]
+TrainingPrecision = Literal["mixed", "bf16"]
+Optimizer = Literal["adamw", "adamw8bit", "paged-adamw8bit", "sgd", "adafactor"]
+Sharding = Literal["none", "zero1", "zero2", "zero3", "fsdp"]
+KvPrecision = Literal["fp16", "bf16", "fp8", "int8"]
+AttentionKind = Literal["MHA", "GQA", "MQA", "MLA"]
+METHODS, TRAINING_PRECISIONS, OPTIMIZERS, SHARDINGS, KV_PRECISIONS, ATTENTION_KINDS = (
+    get_args(t) for t in (Method, TrainingPrecision, Optimizer, Sharding, KvPrecision, AttentionKind))
 LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
 
 MAX_PARAMS_B = 1_000_000.0  # one quadrillion parameters: beyond any model, still finite arithmetic
@@ -68,7 +72,7 @@ class ModelArch(BaseModel):
     moe_intermediate_size: int = Field(0, ge=0, le=100_000_000)
     num_shared_experts: int = Field(0, ge=0, le=1000)
     first_dense_layers: int = Field(0, ge=0)
-    attention_kind: Literal["MHA", "GQA", "MQA", "MLA"] = "GQA"
+    attention_kind: AttentionKind = "GQA"
     kv_lora_rank: int = Field(0, ge=0)
     q_lora_rank: int = Field(0, ge=0)
     qk_rope_head_dim: int = Field(0, ge=0)
@@ -256,14 +260,14 @@ class VramRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    method: Literal["inference", "full", "lora", "qlora"] = Field(
+    method: Method = Field(
         "inference", description="inference | full | lora | qlora")
     weight_precision: str | None = Field(
         None, description="fp32, bf16, fp16, fp8, int8, int4, nf4, fp4 or a GGUF format "
         "(q4_0, q4_k_m, q5_k_m, q6_k, q8_0, f16); default bf16 (nf4 for qlora)")
-    training_precision: Literal["mixed", "bf16"] = Field(
+    training_precision: TrainingPrecision = Field(
         "mixed", description="mixed (fp32 master weights + fp32 optimizer) | bf16 (all bf16)")
-    optimizer: Literal["adamw", "adamw8bit", "paged-adamw8bit", "sgd", "adafactor"] = Field(
+    optimizer: Optimizer = Field(
         "adamw", description="adamw | adamw8bit | paged-adamw8bit | sgd | adafactor")
     batch: int = Field(1, ge=1, le=MAX_BATCH, description="an integer from 1 to 1,000,000")
     seq_len: int = Field(2048, ge=1, le=MAX_SEQ_LEN,
@@ -277,10 +281,10 @@ class VramRequest(BaseModel):
     lora_targets: tuple[str, ...] = Field(
         ("q", "v"), description="a comma list of q, k, v, o, gate, up, down, attn, mlp, or all-linear")
     gpus: int = Field(1, ge=1, le=MAX_GPUS, description="an integer from 1 to 4096")
-    sharding: Literal["none", "zero1", "zero2", "zero3", "fsdp"] = Field(
+    sharding: Sharding = Field(
         "none", description="none | zero1 | zero2 | zero3 | fsdp")
     tensor_parallel: int = Field(1, ge=1, le=MAX_GPUS, description="an integer from 1 to --gpus")
-    kv_precision: Literal["fp16", "bf16", "fp8", "int8"] = Field(
+    kv_precision: KvPrecision = Field(
         "bf16", description="fp16 | bf16 | fp8 | int8")
     double_quant: bool = Field(False, description="true | false (nf4/fp4 only)")
     chunked_loss: bool = Field(

@@ -7,7 +7,7 @@ million tokens (chat, recommend, cost and the charts call it; tools.cost re-expo
 from __future__ import annotations
 
 __all__ = ["ServingRequest", "ServingPoint", "ServingEconomics", "serving_economics", "HOURS_PER_MONTH",
-           "ENGINE_MAX_NUM_SEQS", "SERVING_HEADROOM_FRACTION"]
+           "ENGINE_MAX_NUM_SEQS", "SERVING_HEADROOM_FRACTION", "usd_per_million"]
 
 import math
 from typing import Literal
@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from tools.findings import Finding
 from tools.load import ServingLoad, TrafficRequest, serving_load
-from tools.schemas import GpuSpec, ModelArch, VramRequest
+from tools.schemas import KV_PRECISIONS, GpuSpec, KvPrecision, ModelArch, VramRequest
 from tools.throughput import EngineProfile, SpeedRequest, estimate_speed, max_batch_for_memory
 from tools.vram import estimate_vram
 
@@ -32,7 +32,7 @@ class ServingRequest(BaseModel):
     """An endpoint to price: precision, request shape, GPUs, and the load if known."""
 
     precision: str = Field("bf16", description="weight precision, e.g. bf16, fp8, int8, int4, q4_k_m")
-    kv_precision: Literal["fp16", "bf16", "fp8", "int8"] = Field("bf16", description="fp16 | bf16 | fp8 | int8")
+    kv_precision: KvPrecision = Field("bf16", description=" | ".join(KV_PRECISIONS))
     prompt_tokens: int = Field(512, ge=0, le=100_000_000, description="prompt tokens per request, 0 to 100,000,000")
     output_tokens: int = Field(256, ge=1, le=100_000_000, description="generated tokens per request, 1 to 100,000,000")
     gpus: int = Field(1, ge=1, le=64, description="GPUs the model is split over (tensor parallel), 1 to 64")
@@ -80,7 +80,7 @@ class ServingEconomics(BaseModel):
     busy_fraction: float | None = Field(None, description="tokens asked for / tokens the replicas make at the batch")
 
 
-def _usd_per_m(price: float | None, tokens_per_s: float) -> float | None:
+def usd_per_million(price: float | None, tokens_per_s: float) -> float | None:
     """$ per million tokens = price per hour / (tokens/s x 3600) x 1e6; None when the price is unknown."""
     if price is None or tokens_per_s <= 0:
         return None
@@ -94,8 +94,8 @@ def _point(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: ServingReques
         output_tokens=req.output_tokens, gpus=req.gpus))
     return ServingPoint(basis=basis, batch=batch, aggregate_tokens_per_s=spd.aggregate_tokens_per_s,
                         tokens_per_s_per_user=spd.decode_tokens_per_s, bound=spd.bound,
-                        usd_per_million_tokens=_usd_per_m(price, spd.aggregate_tokens_per_s),
-                        spot_usd_per_million_tokens=_usd_per_m(spot, spd.aggregate_tokens_per_s))
+                        usd_per_million_tokens=usd_per_million(price, spd.aggregate_tokens_per_s),
+                        spot_usd_per_million_tokens=usd_per_million(spot, spd.aggregate_tokens_per_s))
 
 
 def _serving_vram(a: ModelArch, engine: EngineProfile, req: ServingRequest, batch: int) -> VramRequest:

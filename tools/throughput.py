@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from tools.architecture import LinearShape, ParamCounts, block_linears, count_params
 from tools.errors import InvalidCombination, InvalidInput
 from tools.kernels import DENSE, KernelProfile, linear_time_s
-from tools.schemas import MAX_SEQ_LEN, GpuSpec, ModelArch, VramEstimate
+from tools.schemas import KV_PRECISIONS, MAX_SEQ_LEN, GpuSpec, KvPrecision, ModelArch, VramEstimate
 from tools.units import WeightFormat, dtype_bytes, weight_format
 from tools.vram import kv_cache_bytes_per_token
 
@@ -141,7 +141,7 @@ class SpeedRequest(BaseModel):
 
     precision: str = Field("bf16", description="bf16, fp16, fp8, int8, int4, nf4, a kernel (gptq, gptq-marlin, awq, "
                            "bnb-nf4, bnb-int8 ...), or GGUF q4_0, q4_k_m, q5_k_m, q6_k, q8_0, f16")
-    kv_precision: Literal["fp16", "bf16", "fp8", "int8"] = Field("bf16", description="fp16 | bf16 | fp8 | int8")
+    kv_precision: KvPrecision = Field("bf16", description=" | ".join(KV_PRECISIONS))
     batch: int = Field(1, ge=1, le=100_000, description="concurrent sequences, an integer from 1 to 100,000")
     prompt_tokens: int = Field(512, ge=0, le=MAX_SEQ_LEN, description="prompt tokens per sequence, 0 to 100,000,000")
     output_tokens: int = Field(256, ge=1, le=MAX_SEQ_LEN, description="generated tokens per sequence, 1 to 100,000,000")

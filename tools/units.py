@@ -13,7 +13,6 @@ __all__ = [
     "WeightFormat",
     "bytes_to_gb",
     "canonical_format",
-    "gib_to_gb",
     "billions",
     "dtype_bytes",
     "weight_format",
@@ -34,10 +33,6 @@ def bytes_to_gb(n_bytes: float) -> float:
 def billions(count: float) -> float:
     """A parameter count in billions (10**9), the unit model cards use ("70B")."""
     return count / PARAMS_PER_BILLION
-
-
-def gib_to_gb(gib: float) -> float:
-    return gib * BYTES_PER_GIB / BYTES_PER_GB
 
 
 @dataclass(frozen=True)

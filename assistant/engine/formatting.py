@@ -8,19 +8,27 @@ from __future__ import annotations
 
 __all__ = ["compact", "count", "number", "table", "usd"]
 
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Iterable, Sequence
+
+
+def _fixed(x: float, nd: int) -> str:
+    """`x` to `nd` decimals, halves rounded up as written: 24.15 reads 24.2 like 24.153 does (the float
+    24.15 is stored as 24.1499..., which f-string rounding turns into 24.1)."""
+    if x != x or x in (float("inf"), float("-inf")):
+        return str(x)  # never shown: the tools refuse non-finite values; kept printable for logs
+    q = Decimal(repr(x)).quantize(Decimal(1).scaleb(-nd), rounding=ROUND_HALF_UP)
+    return f"{q:,.{nd}f}" if abs(x) >= 1000 else f"{q:.{nd}f}"
 
 
 def number(x: float, nd: int = 2) -> str:
     """A figure with precision that shrinks as it grows: 1,234 / 123 / 12.3 / 1.23."""
     x = float(x)
-    if abs(x) >= 1000:
-        return f"{x:,.0f}"
     if abs(x) >= 100:
-        return f"{x:.0f}"
+        return _fixed(x, 0)
     if abs(x) >= 10:
-        return f"{x:.1f}"
-    return f"{x:.{nd}f}"
+        return _fixed(x, 1)
+    return _fixed(x, nd)
 
 
 def usd(x: float) -> str:
@@ -44,7 +52,7 @@ def compact(x: float) -> str:
     x = float(x)
     if abs(x - round(x)) < 0.05:
         return f"{round(x):,}"
-    return f"{x:,.1f}"
+    return _fixed(x, 1)
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]], align: str = "") -> str:

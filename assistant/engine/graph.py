@@ -149,13 +149,5 @@ class Turn:
             node = _next(node, s)
         raise RecursionError(f"the turn did not finish within {limit} steps")
 
-    def invoke(self, state: TurnState, config: dict[str, Any] | None = None) -> TurnState:
-        out: TurnState = dict(state)  # type: ignore[assignment]
-        for upd in self.stream(state, config):
-            for v in upd.values():
-                out.update(v)  # type: ignore[typeddict-item]
-        return out
-
-
 def _wire(nodes: dict[str, Callable[[TurnState], TurnState]]) -> Turn:
     return Turn(nodes)

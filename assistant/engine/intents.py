@@ -10,6 +10,7 @@ new keeps the thread's intents.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 __all__ = ["cue_set", "finalize"]
 
@@ -314,86 +315,97 @@ def _picks_among(q: Query, t: str) -> bool:
     return _hint("preference", t) and bool(q.has_model or q.has_gpu or q.providers) and not _settings_on_one_card(q, t)
 
 
+_NOT_ANSWERED_HERE = ("guide", "out_of_scope", "help")
+
+
+class _Turn:
+    """What the implied-capability rules read: the Query, the intents so far, the cue words, the text."""
+
+    def __init__(self, q: Query, intents: list[str], cues: set[str], t: str):
+        self.q, self.intents, self.cues, self.t = q, intents, cues, t
+        # rows with a prompt or an output are requests to run, not training examples
+        self.training = q.method in ("full", "lora", "qlora", "finetune") or bool(q.dataset_tokens or q.epochs) \
+            or bool(q.examples and not (q.prompt_tokens or q.output_tokens))
+        self.image = bool(q.model) and is_image_pipeline(q.model)
+
+    def wants(self, *kinds: str) -> bool:
+        return any(k in self.intents for k in kinds)
+
+    def answered(self, *outside: str) -> bool:
+        """The main intent is a question the tools answer (not one of `outside`, default guide/off-topic/help)."""
+        return not _main_is(self.intents, *(outside or _NOT_ANSWERED_HERE))
+
+    def serving(self) -> bool:
+        return self.q.has_model and not self.training
+
+
+def _sets_unpriced_alternative(x: _Turn) -> bool:
+    """"Self-host or keep paying the API?" / "buy or rent?": the alternative the data holds no price for."""
+    if _hint("self_host", x.t) and _hint("hosted_api", x.t):
+        x.q.unpriced_alternative = "hosted_api"
+    elif _hint("own_hardware", x.t) and _hint("cloud_rent", x.t):
+        x.q.unpriced_alternative = "own_hardware"
+    return bool(x.q.unpriced_alternative) and x.answered("out_of_scope", "help")
+
+
+# (when, what it adds (or a function of the turn giving it), why), in order: a later rule sees what an
+# earlier one added.
+_IMPLIED: tuple[tuple[Any, tuple[str, ...], str], ...] = (
+    (lambda x: _hint("worth", x.t) and bool(x.q.has_model or x.q.gpus), ("recommend",), "'is it worth it' weighs options"),
+    (lambda x: x.wants("recommend") and x.q.has_model, ("fit", "prices"), "a recommendation rests on the fit and offers"),
+    (lambda x: x.wants("recommend") and x.q.has_model and not x.training
+        and ((x.q.concurrent_users or 0) > 1 or x.q.method == "inference"), ("speed",), "a GPU to serve on: tokens/s"),
+    (lambda x: x.wants("recommend") and x.q.has_model and x.training
+        and bool(x.q.examples or x.q.dataset_tokens or x.q.budget_usd_total), ("train_time", "cost"), "a run's hours"),
+    (lambda x: x.wants("compare") and x.q.has_model and len(x.q.gpus) >= 2 and x.training,
+        ("train_time", "cost"), "two cards for a run: hours and bill on each"),
+    (lambda x: x.wants("compare") and x.q.has_model and len(x.q.gpus) >= 2 and x.training
+        and _hint("preference", x.t), ("recommend",), "and which to take"),
+    (lambda x: x.wants("compare") and not (x.q.has_model and len(x.q.gpus) >= 2 and x.training)
+        and _picks_among(x.q, x.t), ("recommend",), "'awq vs gptq, which one?' picks"),
+    (lambda x: x.q.has_model and x.q.has_gpu and x.q.method in ("full", "lora", "qlora", "finetune") and bool(x.intents),
+        ("fit",), "a run on a named card: does it fit"),
+    (lambda x: x.wants("compare") and x.serving() and (len(x.q.gpus) + len(x.q.gpu_unknown) >= 2 or x.q.other_models),
+        ("fit", "speed", "prices"), "the same rows for each side"),
+    (lambda x: x.wants("cost") and x.serving() and bool(x.q.gpus), ("fit",), "a deployment's bill assumes it runs"),
+    (_sets_unpriced_alternative, ("cost", "compare"), "the self-hosted bill beside an alternative never priced"),
+    (lambda x: x.wants("compare") and len(x.q.gpus) >= 2 and not x.q.has_model and not x.training
+        and (x.q.method == "inference" or _hint("serving_words", x.t)), ("speed",), "'4090 vs 3090 for inference'"),
+    (lambda x: x.wants("cost") and bool(x.q.gpus), ("prices",), "a cost names the hourly price it used"),
+    (lambda x: x.wants("cost") and x.serving() and not x.q.has_gpu and not x.wants("recommend"),
+        lambda x: ("recommend", "fit", "prices") + (("speed",) if (x.q.concurrent_users or 0) > 1 else ()),
+        "hosting cost needs the GPU that fits and serves the load"),
+    (lambda x: bool(x.q.billing) and x.wants("cost"), ("guide",), "billing granularity is in the guide"),
+    (lambda x: x.wants("cost") and x.training and (x.q.has_model or not (x.q.storage_gb or x.q.egress_gb)),
+        ("train_time",), "the cost of a run rests on its hours"),
+    (lambda x: x.training and bool(x.q.deadline_hours) and x.q.has_model and x.answered(), ("train_time",),
+        "'done in 6 hours?': the time decides"),
+    (lambda x: x.image and bool(x.q.images or "cost" in x.cues)
+        and (x.wants("recommend") or x.q.solve_for == "cheapest_gpu"), ("cost",), "images: the job's total"),
+    (lambda x: bool(x.q.output_tokens) and x.serving() and x.answered(), ("speed",), "output lengths: time to write"),
+    (lambda x: bool(x.q.min_tokens_per_s) and x.q.has_model and x.answered(), ("speed",), "a per-user speed target"),
+    (lambda x: bool(x.q.host_ram_gb) and x.answered("out_of_scope", "help"), ("guide",), "host RAM is not GPU memory"),
+    (lambda x: bool(x.q.budget_usd_total) and x.wants("recommend") and x.serving(), ("cost",), "the bill vs the budget"),
+    (lambda x: bool(x.q.tokens_per_day) and x.q.has_model and x.answered(), ("cost",), "tokens a day: GPU hours, a month"),
+    (lambda x: _hint("per_token_price", x.t) and x.serving() and bool(x.q.gpus) and x.answered(), ("speed",),
+        "a price per token is the hourly price over the tokens an hour writes"),
+    (lambda x: (x.q.concurrent_users or 0) > 1 and x.serving() and bool(x.q.gpus) and x.answered(), ("speed",),
+        "'40 users on one L4': the throughput at that load"),
+    (lambda x: x.wants("speed") and x.q.has_model and bool(x.q.gpus), ("fit",), "a speed assumes it fits"),
+    (lambda x: bool(x.q.egress_gb) and x.wants("cost"), ("guide",), "who charges for egress is in the guide"),
+)
+
+
 def _implied(q: Query, intents: list[str], cues: set[str], t: str) -> None:
-    """Capabilities a question needs because of another: a recommendation rests on the memory fit
-    and the offers, a comparison shows the same rows (fit, speed, price) for each side, a cost names
-    the hourly price it used, a billing question cites the guide on billing granularity."""
-    def add(x: str) -> None:
-        if x not in intents:
-            intents.append(x)
-    if _hint("worth", t) and (q.has_model or q.gpus) and "recommend" not in intents:
-        add("recommend")
-    training = q.method in ("full", "lora", "qlora", "finetune") or bool(q.examples and not (q.prompt_tokens or q.output_tokens)) \
-        or bool(q.dataset_tokens or q.epochs)  # rows with a prompt or an output are requests to run
-    if "recommend" in intents and q.has_model:
-        add("fit")
-        add("prices")
-        if ((q.concurrent_users or 0) > 1 or q.method == "inference") and not training:
-            add("speed")  # a GPU to serve on is judged by its tokens/s too
-        if training and (q.examples or q.dataset_tokens or q.budget_usd_total):
-            add("train_time")
-            add("cost")
-    if "compare" in intents and q.has_model and len(q.gpus) >= 2 and training:
-        add("train_time")
-        add("cost")
-        if _hint("preference", t):
-            add("recommend")
-    elif "compare" in intents and _picks_among(q, t):
-        add("recommend")  # "awq vs gptq, which one do I use?" with nothing to run it on is answered by the guide
-    if q.has_model and q.has_gpu and q.method in ("full", "lora", "qlora", "finetune") and intents and "fit" not in intents:
-        add("fit")
-    if "compare" in intents and q.has_model and (len(q.gpus) + len(q.gpu_unknown) >= 2 or q.other_models) and not training:
-        for x in ("fit", "speed", "prices"):
-            add(x)  # the same rows for each side
-    if "cost" in intents and q.has_model and q.gpus and not training:
-        add("fit")  # a deployment's bill assumes it runs on the GPU: the fit is checked
-    if _hint("self_host", t) and _hint("hosted_api", t):
-        q.unpriced_alternative = "hosted_api"
-    elif _hint("own_hardware", t) and _hint("cloud_rent", t):
-        q.unpriced_alternative = "own_hardware"
-    if q.unpriced_alternative and not _main_is(intents, "out_of_scope", "help"):
-        for x in ("cost", "compare"):  # "self-host or keep paying the API?": the self-hosted bill, beside what the API
-            add(x)                     # costs them (no API prices in the data: said so, never invented)
-    if "compare" in intents and len(q.gpus) >= 2 and not q.has_model and not training and \
-            (q.method == "inference" or re.search(r"\bllms?\b|inference|serv(?:e|ing)|tok", t)):
-        add("speed")  # "4090 vs 3090 for inference": the same example model on each card, said so
-    if "cost" in intents and q.gpus:
-        add("prices")
-    if "cost" in intents and q.has_model and not q.has_gpu and not training and "recommend" not in intents:
-        add("recommend")  # hosting cost needs a GPU: the one that fits and serves the load
-        add("fit")
-        add("prices")
-        if (q.concurrent_users or 0) > 1:
-            add("speed")
-    if q.billing and "cost" in intents:
-        add("guide")
-    if "cost" in intents and training and (q.has_model or not (q.storage_gb or q.egress_gb)):
-        add("train_time")  # the cost of a run rests on its hours ("after training, 1.2TB out" is an egress cost)
-    if training and q.deadline_hours and q.has_model and not _main_is(intents, "guide", "out_of_scope", "help"):
-        add("train_time")  # "done in <6 hrs ... will it make it?": the time decides
-    image = bool(q.model) and is_image_pipeline(q.model)
-    if image and (q.images or "cost" in cues) and ("recommend" in intents or q.solve_for == "cheapest_gpu"):
-        add("cost")  # the cheapest GPU for a batch of images is judged by the job's total
-    if q.output_tokens and q.has_model and not training and not _main_is(intents, "guide", "out_of_scope", "help"):
-        add("speed")  # output lengths matter only to the time it takes to write them
-    if q.min_tokens_per_s and q.has_model and not _main_is(intents, "guide", "out_of_scope", "help"):
-        add("speed")  # a per-user speed target is checked with the speed tool
-    if q.host_ram_gb and not _main_is(intents, "out_of_scope", "help"):
-        add("guide")  # "my laptop has 16GB RAM": the computer's memory is not the GPU's; the guide says what it does
-    if q.budget_usd_total and "recommend" in intents and q.has_model and not training:
-        add("cost")  # "$3k/mo for inference, best setup?": the month's bill against the budget
-    if q.tokens_per_day and q.has_model and not _main_is(intents, "guide", "out_of_scope", "help"):
-        add("cost")  # "2M tokens a day": the hours it keeps a GPU busy and what a month of it costs
-    if re.search(r"\bper (?:1m |million |mil |1k |thousand )?(?:output |generated |input )?tok(?:en)?s?\b", t) and q.has_model and q.gpus and not training \
-            and not _main_is(intents, "guide", "out_of_scope", "help"):
-        add("speed")  # a price per token is the hourly price over the tokens an hour writes
-    if (q.concurrent_users or 0) > 1 and q.has_model and q.gpus and not training and \
-            not _main_is(intents, "guide", "out_of_scope", "help"):
-        add("speed")  # "serve 40 users on one L4": whether it keeps up is the throughput at that load
-    if "speed" in intents and q.has_model and q.gpus:
-        add("fit")
-    if q.egress_gb and "cost" in intents:
-        add("guide")  # who charges for egress, and what is not known, is in the guide
+    """Capabilities a question needs because of another (the rules of _IMPLIED, in order): a
+    recommendation rests on the memory fit and the offers, a comparison shows the same rows for each
+    side, a cost names the hourly price it used, a billing question cites the guide."""
+    x = _Turn(q, intents, cues, t)
+    for when, adds, _why in _IMPLIED:
+        if when(x):
+            for a in adds(x) if callable(adds) else adds:
+                if a not in intents:
+                    intents.append(a)
 
 
 def _check_ranges(q: Query) -> None:
@@ -415,6 +427,8 @@ def _invalid_numbers(q: Query) -> None:
     (the figures use the default, said so) and named, never truncated or passed on as it is. Zero is
     no amount for a count or a size."""
     for written, field in q.number_uses.items():
+        if field not in Query.model_fields:
+            continue  # "taken back (corrected)", "gpus": a number that sets no field of its own
         kind = NUMBER_FACTS.get(field, (None, ""))[0]
         nums = find_numbers(normalise(written))
         if not nums:

@@ -7,7 +7,7 @@ default: the answer asks about it, offering the closest known names.
 
 from __future__ import annotations
 
-__all__ = ["Span", "find_models", "find_gpus", "find_providers", "find_concepts", "first_concept", "named_model"]
+__all__ = ["Span", "find_models", "find_gpus", "find_providers", "find_concepts", "named_model"]
 
 import re
 from dataclasses import dataclass
@@ -280,11 +280,6 @@ def setting_values(text: str, spans: list[Span], order: tuple[str, ...] = ()) ->
     if len(set(vals)) > 1 and (hints["comparative"].search(between) or hints["weighed_between"].search(between)):
         return vals[0], next(v for v in vals if v != vals[0])
     return next((p for p in order if p in vals), None if order or not vals else vals[0]), None
-
-
-def first_concept(text: str, key: str) -> Span | None:
-    spans = find_concepts(text, key)
-    return spans[0] if spans else None
 
 
 _NAME_FORMS = (  # where a product-like name the catalog lacks is written, most explicit first

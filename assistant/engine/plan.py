@@ -13,8 +13,8 @@ __all__ = ["DEFAULTS", "asks_model_for_speed", "plan", "relaxations"]
 import re
 from typing import Any
 
-from assistant.engine.plan_args import (DEFAULTS, MAX_SIDES, Call, Done, context_of, count_for, data_args, gpu_sides,
-                                        hourly_only, is_training, model_args, model_sides, named_format, train_method,
+from assistant.engine.plan_args import (speed_args, DEFAULTS, MAX_SIDES, Call, Done, context_of, count_for, data_args, gpu_sides,
+                                        hourly_only, is_training, model_args, model_sides, train_method,
                                         unique_calls, vram_args)
 from assistant.engine.plan_forward import relaxations, second_round
 from tools.load import TRAFFIC_FIELDS
@@ -62,11 +62,13 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
     # the recommender already ranks by cost: the cheapest-GPU solver would only repeat it
     solved = _solve_calls(q) if m and not (recommender and q.solve_for == "cheapest_gpu") else []
     calls += solved
-    if "fit" in intents and m and not (recommender and not q.has_gpu) and \
-            not any(c["args"]["unknown"] == "min_gpu_count" for c in solved):
+    # the solver's answer carries its memory: a fit at the default context or batch beside "the longest
+    # context is 25,055 tokens" would be a second scenario in one answer
+    solving = {c["args"]["unknown"] for c in solved} & {"min_gpu_count", "max_context", "max_batch"}
+    if "fit" in intents and m and not (recommender and not q.has_gpu) and not solving:
         calls += _fit_calls(q)
-    if "speed" in intents and q.gpus and not image:
-        calls += _speed_calls(q)
+    if "speed" in intents and q.gpus and not image and not ("max_batch" in solving and not q.concurrent_users):
+        calls += _speed_calls(q)  # the most sequences that fit: their speed at that batch (second round)
     if "train_time" in intents and m and q.gpus and is_training(q) and "cost" not in intents:
         for side in gpu_sides(q):
             n = count_for(q, side.get("gpu"))
@@ -190,16 +192,7 @@ def asks_model_for_speed(q: Query) -> bool:
 
 
 def _speed_calls(q: Query) -> list[Call]:
-    base: dict[str, Any] = dict(model_args(q)) or {"model": DEFAULTS["example_model"]}  # named in the answer
-    for k, v in (("precision", named_format(q)), ("engine", q.engine), ("prompt_tokens", q.prompt_tokens),
-                 ("output_tokens", q.output_tokens)):
-        if v:
-            base[k] = v
-    if q.context_tokens and not q.prompt_tokens:
-        base["prompt_tokens"] = max(1, q.context_tokens * 3 // 4)
-        base.setdefault("output_tokens", max(1, q.context_tokens - base["prompt_tokens"]))
-    if q.gpu_count and q.gpu_count > 1:
-        base["gpus"] = q.gpu_count
+    base = speed_args(q)
     load = q.concurrent_users or q.batch
     batches = [1, load] if load and load > 1 else [1]
     models = model_sides(q) if model_args(q) else [{}]

@@ -145,3 +145,19 @@ def data_args(q: Query) -> dict[str, Any]:
     if q.epochs:
         out["epochs"] = q.epochs
     return out
+
+
+def speed_args(q: Query) -> dict[str, Any]:
+    """The speed estimator's arguments for the question's model and settings (no GPU, no batch): the
+    example model when none is named (the answer names it)."""
+    base: dict[str, Any] = dict(model_args(q)) or {"model": DEFAULTS["example_model"]}
+    for k, v in (("precision", named_format(q)), ("engine", q.engine), ("prompt_tokens", q.prompt_tokens),
+                 ("output_tokens", q.output_tokens)):
+        if v:
+            base[k] = v
+    if q.context_tokens and not q.prompt_tokens:
+        base["prompt_tokens"] = max(1, q.context_tokens * 3 // 4)
+        base.setdefault("output_tokens", max(1, q.context_tokens - base["prompt_tokens"]))
+    if q.gpu_count and q.gpu_count > 1:
+        base["gpus"] = q.gpu_count
+    return base

@@ -8,7 +8,7 @@ __all__ = ["relaxations", "second_round"]
 
 from typing import Any
 
-from assistant.engine.plan_args import (Call, Done, data_args, hourly_only, is_training, model_args, unique_calls,
+from assistant.engine.plan_args import (speed_args, Call, Done, data_args, hourly_only, is_training, model_args, unique_calls,
                                         vram_args)
 from assistant.engine.plan_jobs import job_replicas_calls
 from assistant.engine.query import Query
@@ -22,7 +22,8 @@ def second_round(q: Query, done: Done) -> list[Call]:
         forward = _way_forward(q, done)
         if forward:
             return forward
-    relaxed = _relaxed_prices(done) or job_replicas_calls(q, done) or _volume_on_pick(q, done)
+    relaxed = _relaxed_prices(done) or job_replicas_calls(q, done) or _volume_on_pick(q, done) or \
+        _speed_at_solved_batch(q, done) or _solved_with_fp8_kv(q, done)
     if relaxed:
         return relaxed
     if ("fit" in q.intents or hourly_only(q)) and "price_query" not in names and "recommend_gpus" not in names \
@@ -33,6 +34,27 @@ def second_round(q: Query, done: Done) -> list[Call]:
                  "provider": ",".join(q.providers) or None, "region": q.regions[0] if q.regions else None}
             return [{"name": "price_query", "args": {k: x for k, x in a.items() if x is not None}}]
     return []
+
+
+def _speed_at_solved_batch(q: Query, done: Done) -> list[Call]:
+    """"How many users can one H100 serve at 20 tok/s each?": the speed of the most sequences that fit,
+    at that batch (a per-user target is met or missed there, not at batch 1)."""
+    if "speed" not in q.intents or q.concurrent_users or any(n == "speed_estimator" for n, _, _ in done):
+        return []
+    return [{"name": "speed_estimator", "args": speed_args(q) | {"gpu": a["gpu"], "batch": int(r["value"])}}
+            for n, a, r in done if n == "solve_for" and a.get("gpu") and isinstance(r, dict)
+            and r.get("unknown") == "max_batch" and r.get("solved") and r.get("value")]
+
+
+def _solved_with_fp8_kv(q: Query, done: Done) -> list[Call]:
+    """The longest context or the most sequences again with an FP8 KV cache, when the KV cache is the
+    limit and the question did not set its precision: the first lever a practitioner pulls."""
+    solves = [(a, r) for n, a, r in done if n == "solve_for" and isinstance(r, dict)
+              and r.get("unknown") in ("max_context", "max_batch")]
+    if q.kv_precision or any(a.get("kv_precision") for a, _ in solves):
+        return []
+    return [{"name": "solve_for", "args": a | {"kv_precision": "fp8"}} for a, r in solves
+            if r.get("solved") and r.get("limited_by") == "kv_cache"]
 
 
 def _volume_on_pick(q: Query, done: Done) -> list[Call]:

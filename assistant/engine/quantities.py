@@ -43,11 +43,6 @@ def _starts(pat: re.Pattern, s: str) -> re.Match | None:
     return pat.match(s.lstrip(" -~:=")) if s else None
 
 
-def _near(key: str, s: str) -> bool:
-    p = patterns(key)
-    return bool(p and p.search(s))
-
-
 _APPROX = re.compile(r"(?:taqreeban|lagbhag|تقریباً|تقریبا|لگ بھگ|~|about|around|approx\w*|roughly)\W*$")
 _TOKENS_EACH = re.compile(r"(?:taqreeban|lagbhag|تقریباً|تقریبا|لگ بھگ|each|per (?:example|sample|row|conversation|record|item|doc\w*|pair|instruction|entry)|"
                           r"avg|average|averag\w+|on average|apiece|long|of about|of around|of ~|of roughly|of|~|about|"
@@ -321,10 +316,12 @@ def _misc_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
     return None
 
 
-def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):
-    """Durations, images, sizes, steps, resolution, counts by reference, "from X to Y"."""
+_UNMATCHED = ("", 0.0)  # no unit role: the counts by context come next
+
+
+def _measure_role(n: Num, right: str, left: str, r: Roles):
+    """Roles a unit or a named quantity gives: durations, images, sizes, steps, resolution, "2 x 24GB cards"."""
     v = n.value
-    rs = right.lstrip(" -~:=")
     for unit, factor in _TIME_UNITS:
         m = _starts(_unit(unit), right)
         if m and not (unit == "minutes" and n.scale) and not re.match(r"\s*m\b", right) or \
@@ -350,6 +347,16 @@ def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
         return ("resolution", v)  # "flux schnell on an H100, 4 steps 1024?": an image side in pixels
     if n.is_word and 0 < v <= 16 and re.match(r"\s*\d+\s?(?:gb|gib)\s*(?:card|gpu|vram|کارڈ|جی پی یو|wala|والا|والی)", right):
         return ("gpu_count", v)
+    return _UNMATCHED
+
+
+def _late_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):
+    """Durations, images, sizes, steps, resolution, counts by reference, "from X to Y"."""
+    role = _measure_role(n, right, left, r)
+    if role is not _UNMATCHED:
+        return role
+    v = n.value
+    rs = right.lstrip(" -~:=")
     if re.match(r"\s*of (?:them|those|these|the gpus|the cards)\b", right):
         if _unit("examples").search(left[-60:]) or re.search(r"chats?|tickets|emails|texts|transcripts", left[-60:]):
             return ("examples", v)  # "eighty thousand of them" after "chats"

@@ -6,8 +6,11 @@ A family name ("A100", "H100", "V100") covers several cards of different memory 
 each tool, the memory check takes one variant and the price lookup the cheapest of all of them, so
 one answer says "fits on an A100 80GB SXM" and prices an A100 40GB PCIe. Here the family is resolved
 once — by the user's words when they name the memory or form, else the variant that fits at the lowest
-price under the question's filters, else (nothing fits) the variant with the most memory — and every
-tool call of the turn is planned from that variant. The choice, and why, is part of the answer.
+the card people mean by the family name (`family_default` in gpus.csv: "H100" is the H100 SXM, not the
+94 GB H100 NVL) when it fits and has an offer under the question's filters, else the variant that fits at
+the lowest price, else (nothing fits) again the family's default card, so a "no" and its way forward
+(more GPUs, a lower precision) are about the card meant — and every tool call of the turn is planned from
+that variant. The choice, and why, is part of the answer.
 
 A Scenario is one side of the answer (one per GPU side of a comparison): model, workload, precision,
 context, load, engine, GPU variant and count, and the filters every offer shown must satisfy. The
@@ -44,7 +47,7 @@ class GpuChoice(BaseModel):
 
     written: str = Field(description="the name as the user gave it ('A100')")
     chosen: str = Field(description="the catalog card used by every tool ('A100 80GB SXM')")
-    why: Literal["cheapest_fit", "only_fit", "none_fit_largest", "no_offers_fit"] = "cheapest_fit"
+    why: Literal["family_default", "cheapest_fit", "only_fit", "none_fit_default", "no_offers_fit"] = "cheapest_fit"
     need_gb: float | None = Field(None, description="memory needed per GPU, GB")
     usd_per_gpu_hour: float | None = Field(None, description="cheapest offer of the chosen card under the filters")
     others: list[str] = Field(default_factory=list, description="the family's other cards")
@@ -91,8 +94,9 @@ def _cheapest(r: dict[str, Any], spot: bool) -> float | None:
     return min(prices) if prices else None
 
 
-def _choose(q: Query, written: str, cards: list[str], run_tool: RunTool) -> GpuChoice:
-    """The card of the family that fits at the lowest price (see the module docstring)."""
+def _choose(q: Query, written: str, cards: list[str], run_tool: RunTool, default: str) -> GpuChoice:
+    """The family's default card when it fits and is offered, else the one that fits at the lowest price,
+    else the default (see the module docstring)."""
     n = count_for(q, written) or 1
     base = vram_args(q) | ({"gpus": n} if n > 1 else {})
     fitted: list[tuple[str, float, float | None]] = []  # card, need GB, $/GPU-h
@@ -109,8 +113,12 @@ def _choose(q: Query, written: str, cards: list[str], run_tool: RunTool) -> GpuC
             price = _cheapest(run_tool("price_query", _price_args(q, card, n)), bool(q.spot and not q.both_pricing))
             fitted.append((card, float(v.get("total_gb") or 0), price))
     others = [c for c in cards]
-    if fitted:
-        priced = [f for f in fitted if f[2] is not None]
+    priced = [f for f in fitted if f[2] is not None]
+    own = next((f for f in priced if f[0] == default), None)
+    if own:
+        card, _, price = own
+        why = "family_default"
+    elif fitted:
         if priced:
             card, _, price = min(priced, key=lambda f: f[2])
             why = "only_fit" if len(fitted) == 1 else "cheapest_fit"
@@ -118,18 +126,21 @@ def _choose(q: Query, written: str, cards: list[str], run_tool: RunTool) -> GpuC
             card, _, price = max(fitted, key=lambda f: -memory.get(f[0], 0))  # the smallest that fits
             why = "no_offers_fit"
     else:
-        card = max(memory, key=memory.get) if memory else cards[0]
-        price, why = None, "none_fit_largest"
+        card = default
+        price, why = None, "none_fit_default"
     return GpuChoice(written=written, chosen=card, why=why, need_gb=need, usd_per_gpu_hour=price,
                      others=[c for c in others if c != card])
 
 
-def _family_cards(name: str) -> list[str]:
+def _family_cards(name: str) -> tuple[list[str], str]:
+    """The cards a family name covers and the one the name means by default (first if none is marked)."""
     ids, _ = gpu_ids_for(name)
     if len(ids) < 2:
-        return []
-    names = {g.id: g.name for g in load_gpus()}
-    return [names[i] for i in ids if i in names]
+        return [], ""
+    gpus = {g.id: g for g in load_gpus()}
+    cards = [gpus[i] for i in ids if i in gpus]
+    default = next((g for g in cards if g.family_default), cards[0])
+    return [g.name for g in cards], default.name
 
 
 def _resolve_gpus(q: Query, run_tool: RunTool) -> tuple[Query, list[GpuChoice]]:
@@ -139,10 +150,10 @@ def _resolve_gpus(q: Query, run_tool: RunTool) -> tuple[Query, list[GpuChoice]]:
     choices: list[GpuChoice] = []
     gpus, counts = list(q.gpus), dict(q.gpu_counts)
     for i, g in enumerate(q.gpus):
-        cards = _family_cards(g)
+        cards, default = _family_cards(g)
         if not cards:
             continue
-        c = _choose(q, g, cards, run_tool)
+        c = _choose(q, g, cards, run_tool, default)
         if c.chosen in gpus:  # "A100 or A100 80GB": the other side already names it
             continue
         choices.append(c)

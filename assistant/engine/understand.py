@@ -21,6 +21,7 @@ from typing import Any
 from knowledge.catalog import is_image_pipeline, resolve_model as _resolve
 from knowledge.language import detect_language
 from knowledge.lexicon import lexicon, pattern_map, patterns
+from tools.schemas import KV_PRECISIONS
 from assistant.engine.names import (Span, find_concepts, find_gpus, find_instances, find_models, find_providers,
                                     named_model, setting_values)
 from assistant.engine.cards import elided_variants, one_per_card, variant_by_memory
@@ -263,7 +264,11 @@ def _read_numbers(t: str, q: Query, name_spans: list[tuple[int, int]], gpu_spans
         setattr(q, k, int(round(min(v, 1e15))) if k in ints else float(min(v, 1e300)))
     for bits, pos in roles.precision_bits:
         if bits < 0:
-            q.kv_precision = {8: "fp8", 4: "int4", 16: "fp16"}.get(-bits, q.kv_precision)
+            kv = {8: "fp8", 16: "fp16"}.get(-bits)
+            if kv in KV_PRECISIONS:
+                q.kv_precision = kv
+            else:  # a 4-bit KV cache: no engine the tools model stores one, so it is said, not sized
+                q.not_used.append(f"{-bits}-bit KV cache")
         elif bits in _BITS and not _negated(t, pos) and q.precision is None:
             q.precision = _BITS[bits]
     q.alternatives = {k: v for k, v in roles.second.items() if not k.startswith("_")}
@@ -297,8 +302,10 @@ def _read_words(t: str, q: Query) -> None:
         end = sp.end
         kv_span = re.match(r"\s*kv", t[sp.end:sp.end + 4]) or \
             re.search(r"kv[- ]?(?:cache|کیش)\s*(?:in|at|as|to|with|=|:|میں)?\s*$", t[max(0, sp.start - 20):sp.start])
-        if kv_span:
-            q.kv_precision = q.kv_precision or ("int8" if sp.value == "int8" else sp.value)
+        if kv_span and sp.value in KV_PRECISIONS:
+            q.kv_precision = q.kv_precision or sp.value
+        elif kv_span:  # a 4-bit KV cache: no engine the tools model stores one, so it is said, not sized
+            q.not_used.append(f"{sp.value} KV cache")
         elif not (sp.value in ("int8", "int4") and re.match(r"[- ]?\s*(?:adam|optim|paged)", t[sp.end:sp.end + 8])):
             weights.append(sp)
     prec, prec2 = setting_values(t, weights, order)

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 
 from pydantic import BaseModel
 
-from assistant.runtime.settings import MAX_QUESTION_CHARS, data_dir
+from assistant.runtime.settings import MAX_QUESTION_CHARS
 
 
 class ToolCall(BaseModel):

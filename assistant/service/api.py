@@ -5,8 +5,10 @@ Imports stay light (no LangChain, no Gradio) so `gpu-advisor vram` starts fast.
 
 from __future__ import annotations
 
-__all__ = ["Advisor", "Answer", "advisor", "catalog_info", "cost", "explain", "guide", "recommend", "catalog_refresh", "list_gpus", "list_models", "price_db", "prices", "resolve_model_arch",
-           "levers", "solve", "speed", "train_time", "transfer_cost", "vram", "image_cost", "image_recommend", "image_speed", "image_vram"]
+__all__ = [  # noqa: F822 (Advisor and Answer: lazy, see __getattr__)
+    "Advisor", "Answer", "advisor", "catalog_info", "catalog_refresh", "cost", "explain", "guide", "image_cost",
+    "image_recommend", "image_speed", "image_vram", "levers", "list_gpus", "list_models", "price_db", "prices",
+    "recommend", "resolve_model_arch", "solve", "speed", "train_time", "transfer_cost", "vram"]
 
 from typing import Any
 

@@ -21,6 +21,7 @@ from tools.errors import InvalidCombination, InvalidInput, UnknownModel
 from tools.image_cost import BatchJobRequest, EndpointRequest, batch_job_cost, endpoint_cost
 from tools.image_speed import ImageSpeedEstimate, estimate_image_speed
 from tools.schemas import GpuMemory, validated
+from assistant.service.offers import offers_and_billing, prices
 
 # LLM-only request fields: ignored when unset, refused when set for an image pipeline
 _LLM_ONLY = ("seq_len", "training_precision", "optimizer", "grad_checkpointing", "attention", "lora_rank",
@@ -157,8 +158,6 @@ def image_cost(*, model: str, gpu: str, images: int | None = None, images_per_ho
     Raises:
         AdvisorError subclasses with user-facing messages.
     """
-    from assistant.service import api
-
     if images is None and images_per_hour is None and not serve:
         raise InvalidCombination("give --images N for a batch job, or --serve (with --images-per-hour) for an endpoint")
     n = gpus or 1
@@ -166,8 +165,8 @@ def image_cost(*, model: str, gpu: str, images: int | None = None, images_per_ho
         raise InvalidInput("gpus", gpus, "a whole number from 1 to 1,024")
     sp = image_speed(model=model, gpu=gpu, engine=engine, **shape)
     mem = image_vram(model=model, **{k: v for k, v in shape.items() if k != "gpus"})
-    res_od = api.prices(gpu=gpu, provider=provider, region=region, pricing="on-demand", limit=1)
-    res_sp = api.prices(gpu=gpu, provider=provider, region=region, pricing="spot", limit=1)
+    res_od = prices(gpu=gpu, provider=provider, region=region, pricing="on-demand", limit=1)
+    res_sp = prices(gpu=gpu, provider=provider, region=region, pricing="spot", limit=1)
     offer = res_od.offers[0] if res_od.offers else None
     spot_offer = res_sp.offers[0] if res_sp.offers else None
     if price_usd_per_hour is not None:
@@ -252,9 +251,7 @@ def image_recommend(*, model: str, workload: str | None = None, images: int | No
     base = _request(arch, {k: v for k, v in shape.items() if k in _LLM_ONLY or k == "method"},
                     **{k: v for k, v in shape.items() if k not in _LLM_ONLY and k != "method"})
     fw = resolve_image_framework(engine)
-    from assistant.service.money import _offers_and_billing
-
-    offers, data_note, gpu_specs, billing = _offers_and_billing(providers, regions)
+    offers, data_note, gpu_specs, billing = offers_and_billing(providers, regions)
     run = recommend_image_batch if goal.workload == "batch" else recommend_image_endpoint
     rec = run(pipe, arch, base, goal, offers, gpu_specs or {g.id: g for g in load_gpus()}, fw, billing)
     rec.assumptions.append(data_note if offers else "No offer matched the provider/region filters.")

@@ -182,7 +182,7 @@ def train_time(*, model: str | None = None, config: str | None = None, params_b:
 _DBS: dict[str, Any] = {}
 
 
-def _sizing(model: str | None, config: str | None, params_b: float | None, gpu: str | None,
+def sizing(model: str | None, config: str | None, params_b: float | None, gpu: str | None,
             gpu_memory_gb: float | None, request: dict[str, Any]) -> tuple[ModelArch, VramRequest, Any, float | None]:
     """Resolve the model, the VramRequest and the GPU (or a bare memory size, vendor GiB) for solve/levers."""
     arch = resolve_model_arch(model, config, params_b)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from knowledge.catalog import (load_gpus, load_training_efficiency,
@@ -11,8 +10,8 @@ from assistant.service.images import image_recommend
 from knowledge.catalog import is_image_pipeline
 from tools.errors import InvalidCombination, InvalidInput
 from tools.schemas import PriceQuery, validated
-from assistant.service.models import _sizing, resolve_model_arch
-from assistant.service.money import _offers_and_billing, price_db, providers_in_data
+from assistant.service.models import sizing, resolve_model_arch
+from assistant.service.offers import offers_and_billing, price_db, providers_in_data
 
 
 def guide(question: str, lang: str | None = None, k: int = 3) -> list[Any]:
@@ -62,7 +61,7 @@ def recommend(*, model: str | None = None, config: str | None = None, params_b: 
         validated_traffic(req)
     eng = resolve_engine(req.engine)
     providers, absent = providers_in_data(providers) if providers else (providers, [])
-    offers, data_note, gpus, billing = _offers_and_billing(providers, regions)
+    offers, data_note, gpus, billing = offers_and_billing(providers, regions)
     rec = _recommend(arch, req, offers, gpus, eng, load_training_efficiency(), billing, _marketplaces())
     rec.not_in_data = absent + rec.not_in_data
     dates = sorted({o["offer"]["as_of"] for o in rec.options if o["offer"]["as_of"]})
@@ -107,7 +106,7 @@ def solve(*, unknown: str, model: str | None = None, config: str | None = None, 
         arch = resolve_model_arch(model, config, params_b)
         req = validated(RecommendRequest, **{k: v for k, v in request.items() if v is not None})
         providers, absent = providers_in_data(providers) if providers else (providers, [])
-        offers, _, gpus, billing = _offers_and_billing(providers, regions)
+        offers, _, gpus, billing = offers_and_billing(providers, regions)
         res = s.best_gpu_by_cost(arch, req, offers, gpus, resolve_engine(req.engine), load_training_efficiency(),
                                  billing, _marketplaces())
         return res.model_copy(update={"details": res.details | ({"not_in_data": absent} if absent else {})})
@@ -116,7 +115,7 @@ def solve(*, unknown: str, model: str | None = None, config: str | None = None, 
     solvers = {"max_context": s.max_context_that_fits, "max_batch": s.max_batch_that_fits}
     if unknown not in (*solvers, "min_gpu_count", "min_gpu_memory"):
         raise InvalidInput("unknown", unknown, "max_context, max_batch, min_gpu_count, min_gpu_memory, best_gpu_by_cost")
-    arch, vreq, _, mem = _sizing(model, config, params_b, gpu, gpu_memory_gb, request)
+    arch, vreq, _, mem = sizing(model, config, params_b, gpu, gpu_memory_gb, request)
     applied = []
     if apply_defaults:
         vreq, applied = apply_practitioner_defaults(vreq)
@@ -157,7 +156,7 @@ def levers(*, model: str | None = None, config: str | None = None, params_b: flo
         if not offered:
             raise InvalidCombination("the way forward needs the GPU (gpu) or its memory (gpu_memory_gb)")
         gpu = max(offered, key=lambda g: (g.memory_gb or 0, -cheapest[g.id])).name
-    arch, vreq, spec, mem = _sizing(model, config, params_b, gpu, gpu_memory_gb, request)
+    arch, vreq, spec, mem = sizing(model, config, params_b, gpu, gpu_memory_gb, request)
     if spec is None:  # "a 12 GB card": a GPU of that memory and nothing else known (no speed levers)
         from tools.schemas import GpuSpec
 

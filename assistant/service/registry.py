@@ -1,4 +1,4 @@
-"""THE list of tools the assistant may call: LangChain tools over assistant.service.api.
+"""THE list of tools the assistant may call: LangChain tools over the service functions (the same ones assistant.service.api exports).
 
 Each tool has a pydantic argument schema and a docstring written for a model. A tool never
 raises for a user-facing problem: an AdvisorError comes back as {"error": "..."} so the model (or
@@ -7,7 +7,7 @@ the router) can tell the user what was wrong and what is accepted.
 
 from __future__ import annotations
 
-__all__ = ["TOOLS", "TOOL_NAMES", "run_tool"]
+__all__ = ["TOOLS", "TOOL_NAMES", "run_tool"]  # noqa: F822 (TOOLS: built on first use, see __getattr__)
 
 import copy
 import json
@@ -19,7 +19,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from assistant.service import api
+from assistant.service import models, money, offers, planning
+from knowledge import concepts
 from tools.errors import AdvisorError
 from tools.recommend import RecommendRequest
 from tools.schemas import PriceQuery, VramRequest
@@ -188,7 +189,7 @@ _CACHE_MAX = 512
 def _data_stamp() -> str:
     """Changes whenever the price catalog file changes (a refresh), so cached results follow the data."""
     try:
-        st = os.stat(api.price_db().path)
+        st = os.stat(offers.price_db().path)
         return f"{st.st_ino}:{st.st_mtime_ns}"
     except (OSError, AdvisorError):
         return "none"
@@ -222,22 +223,22 @@ _PRICE_TOOLS = {"price_query", "cost_estimator", "recommend_gpus"}
 
 def _vram(**kw: Any) -> dict:
     mem = kw.pop("gpu_memory_gb", None)
-    est = api.vram(**_vram_request(kw), gpu_memory_gb=mem)
+    est = models.vram(**_vram_request(kw), gpu_memory_gb=mem)
     return est.to_json_dict()
 
 
 def _prices(**kw: Any) -> dict:
-    r = api.prices(**kw)
+    r = offers.prices(**kw)
     return {"as_of": r.as_of, "stale": r.stale, "data_note": r.data_note, "total_matches": r.total_matches,
             "gpu_note": r.gpu_note, "gpu_forms": list(r.gpu_forms), "regions_matched": list(r.regions_matched),
             "region_note": r.region_note, "offers": [o.to_contract() for o in r.offers]}
 
 
 def _guide(**kw: Any) -> dict:
-    hits = api.guide(kw["question"], kw.get("lang"), kw.get("k", 2))
+    hits = planning.guide(kw["question"], kw.get("lang"), kw.get("k", 2))
     out: dict[str, Any] = {"passages": [h.__dict__ for h in hits]}
     if kw.get("topics"):
-        out["concepts"] = api.explain(kw["topics"], kw.get("lang") or "en")
+        out["concepts"] = concepts.explain(kw["topics"], kw.get("lang") or "en")
     return out
 
 
@@ -259,17 +260,17 @@ def _solve(**kw: Any) -> dict:
         kw = _vram_request({k: v for k, v in kw.items() if k not in ("workload", "context_tokens", "concurrent_users",
                                                                      "dataset_tokens", "examples", "tokens_per_example",
                                                                      "epochs", "providers")})
-    return api.solve(**kw).model_dump()
+    return planning.solve(**kw).model_dump()
 
 
 def _levers(**kw: Any) -> dict:
     goal = {k: kw.pop(k) for k in ("min_tokens_per_s_per_user", "deadline_hours", "budget_usd", "dataset_tokens", "epochs")
             if k in kw}
-    return api.levers(**_vram_request(kw), goal=goal or None).model_dump()
+    return planning.levers(**_vram_request(kw), goal=goal or None).model_dump()
 
 
 def _recommend(**kw: Any) -> dict:
-    return api.recommend(**kw).model_dump()
+    return planning.recommend(**kw).model_dump()
 
 
 _SPECS = [
@@ -277,14 +278,14 @@ _SPECS = [
      "Per-GPU memory (decimal GB) to run or fine-tune a model, split into weights, KV cache, activations, "
      "gradients, optimizer and CUDA context, with a fit verdict against a GPU. Use for 'will it fit', "
      "'how much VRAM'. Every memory number you state must come from this tool."),
-    ("speed_estimator", lambda **kw: api.speed(**kw), SpeedArgs,
+    ("speed_estimator", lambda **kw: models.speed(**kw), SpeedArgs,
      "Estimated decode tokens/s per user and for the batch, time to first token and latency of a model on a GPU "
      "with an engine (roofline calibrated on published measurements). Use for speed and batching questions."),
-    ("training_time", lambda **kw: api.train_time(**kw), TrainArgs,
+    ("training_time", lambda **kw: models.train_time(**kw), TrainArgs,
      "Estimated fine-tuning throughput (tokens/s), hours and GPU-hours for full, LoRA or QLoRA on a GPU."),
     ("price_query", _prices, PriceArgs,
      "Offers from the cloud GPU price catalog, cheapest first, with the data's date. Use for price questions."),
-    ("cost_estimator", lambda **kw: api.cost(**kw), CostArgs,
+    ("cost_estimator", lambda **kw: money.cost(**kw), CostArgs,
      "What a job or an always-on endpoint costs on the cheapest matching offer: billing granularity, spot with "
      "interruptions, storage and egress, $ per million tokens and per month."),
     ("recommend_gpus", _recommend, RecommendArgs,

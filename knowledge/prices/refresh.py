@@ -14,22 +14,29 @@ import shutil
 import tempfile
 import urllib.parse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
-from knowledge.offers import Normaliser, finalize, provider_rule
+from knowledge.offers import Normaliser, finalize, provider_rule, provider_rules
 from knowledge.prices.reader import BadFile, CatalogInput, download, expand_inputs, iter_rows
+from knowledge.prices.report import CatalogError, RefreshReport
 from tools.errors import InvalidInput
 
-if TYPE_CHECKING:
-    from knowledge.price_db import PriceDb, RefreshReport
+
+class CatalogStore(Protocol):
+    """What a refresh needs of the price database (knowledge.price_db.PriceDb)."""
+
+    today: dt.date | None
+
+    def snapshot_rows(self) -> tuple[list[dict], list[dict], list[dict], dict[str, str]]: ...
+
+    def write_new(self, offers: list[dict], dropped: list[dict], sources: list[dict], meta: dict[str, str]) -> None: ...
+
 
 _PROVIDER_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
 def _published_providers() -> list[str]:
-    from knowledge.offers import _provider_rules
-
-    return [p for p, r in _provider_rules().items() if r.get("published") == "yes"]
+    return [p for p, r in provider_rules().items() if r.get("published") == "yes"]
 
 
 def _check_as_of(as_of: str | None, today: dt.date) -> str | None:
@@ -47,8 +54,6 @@ def _check_as_of(as_of: str | None, today: dt.date) -> str | None:
 def _fetch_all(urls: list[tuple[str, str]], tmp: Path, timeout_s: float, progress: Callable[[str], None] | None,
                missing_ok: bool) -> tuple[list[CatalogInput], list[dict[str, str]]]:
     """Download (provider, url) pairs; any failure but a 404 of the published catalog aborts the refresh."""
-    from knowledge.price_db import CatalogError
-
     inputs, skipped = [], []
     for i, (prov, url) in enumerate(urls, start=1):
         if progress:
@@ -68,8 +73,6 @@ def _fetch_all(urls: list[tuple[str, str]], tmp: Path, timeout_s: float, progres
 
 def _gather(sources: list[str] | None, provider: str | None, tmp: Path, catalog_url: str, timeout_s: float,
             progress: Callable[[str], None] | None) -> tuple[list[CatalogInput], list[dict[str, str]]]:
-    from knowledge.price_db import CatalogError
-
     if not sources:
         base = catalog_url.rstrip("/")
         return _fetch_all([(p, f"{base}/{p}/vms.csv") for p in _published_providers()], tmp, timeout_s, progress,
@@ -106,12 +109,10 @@ def _normalise(c: CatalogInput) -> Any:
     return res
 
 
-def run_refresh(db: "PriceDb", sources: list[str] | None, provider: str | None,
+def run_refresh(db: CatalogStore, sources: list[str] | None, provider: str | None,
                 progress: Callable[[str], None] | None, *, strict: bool, as_of: str | None, catalog_url: str,
-                timeout_s: float) -> "RefreshReport":
+                timeout_s: float) -> RefreshReport:
     """See PriceDb.refresh."""
-    from knowledge.price_db import CatalogError, RefreshReport
-
     today = db.today or dt.date.today()
     as_of = _check_as_of(as_of, today)
     report = RefreshReport()
@@ -155,7 +156,7 @@ def run_refresh(db: "PriceDb", sources: list[str] | None, provider: str | None,
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _swap(db: "PriceDb", loaded: dict[str, list], report: "RefreshReport", today: dt.date,
+def _swap(db: CatalogStore, loaded: dict[str, list], report: RefreshReport, today: dt.date,
           progress: Callable[[str], None] | None) -> None:
     old, old_dropped, old_sources, meta = db.snapshot_rows()
     known = {o["provider"] for o in old}

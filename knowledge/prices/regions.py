@@ -37,11 +37,6 @@ class PlaceQuery:
     countries: tuple[str, ...] = ()
     place: str = ""
 
-    @property
-    def is_place(self) -> bool:
-        return bool(self.continents or self.countries or self.place)
-
-
 def _read(name: str) -> list[dict[str, str]]:
     with open(DATA_DIR / name, newline="", encoding="utf-8") as fh:
         return [{k: (v or "").strip() for k, v in r.items()} for r in csv.DictReader(fh)]

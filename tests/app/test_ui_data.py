@@ -208,7 +208,7 @@ def test_citations_markdown_quotes_each_passage():
 import pandas as pd  # noqa: E402
 
 from assistant.frontends.web import chart as web_chart  # noqa: E402
-from assistant.frontends.web import render as web_render
+from assistant.frontends.web import render as web_render  # noqa: E402
 from assistant.frontends.web import sections as web_sections  # noqa: E402
 
 

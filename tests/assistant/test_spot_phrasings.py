@@ -30,11 +30,11 @@ def test_how_long_and_how_much_gives_hours_and_dollars(adv):
 def test_prompt_length_sets_time_to_first_token(adv):
     short = adv.ask("Time to first token on Llama 3 70B with 2 H100?")
     long = adv.ask("Time to first token for a 4k prompt on Llama 3 70B with 2 H100?")
-    (s,), (l,) = calls(short, "speed_estimator"), calls(long, "speed_estimator")
-    assert l.args["prompt_tokens"] == 4096
+    (s,), (lg,) = calls(short, "speed_estimator"), calls(long, "speed_estimator")
+    assert lg.args["prompt_tokens"] == 4096
     # Prefill is compute-bound: 2 x 70.6e9 params x 4096 tokens = 5.8e14 FLOPs over 2 x 989 TFLOPS (H100 SXM
     # dense BF16) takes 0.29 s even at 100% utilisation; a longer prompt must start later than the default one.
-    ttft = l.result["time_to_first_token_s"]
+    ttft = lg.result["time_to_first_token_s"]
     assert 0.29 < ttft < 1.5
     assert s.result["inputs"]["prompt_tokens"] < 4096 and s.result["time_to_first_token_s"] < ttft
 

@@ -38,12 +38,12 @@ def test_a_named_variant_is_kept_and_no_choice_is_said():
     assert q2.gpus == q.gpus and scen[0].gpu_choice is None
 
 
-def test_nothing_fits_takes_the_variant_with_most_memory():
-    # 405B in bf16 is ~810 GB: no single A100 holds it; the 80 GB card is the one closest to fitting
+def test_nothing_fits_takes_the_card_the_name_means():
+    # 405B in bf16 is ~810 GB: no single A100 holds it; the answer is about the A100 the name means (80GB SXM, gpus.csv family_default)
     q = understand_turn("Can I run Llama 3.1 405B on one A100?", None)
     q2, scen = resolve_scenarios(q, run_tool)
     choice = scen[0].gpu_choice
-    assert choice is not None and choice.why == "none_fit_largest" and "80GB" in choice.chosen
+    assert choice is not None and choice.why == "none_fit_default" and choice.chosen == "A100 80GB SXM"
     assert q2.gpus == [choice.chosen]
 
 

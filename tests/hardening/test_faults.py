@@ -8,7 +8,6 @@ import signal
 import sqlite3
 import subprocess
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path

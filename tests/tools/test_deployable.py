@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 
 from knowledge.catalog import resolve_model
 from tools.deployable import CLEARLY_CHEAPER, order, tp_reason

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from tools.architecture import arch_from_params, count_params
-from tools.errors import AdvisorError, InvalidCombination, InvalidInput
+from tools.errors import InvalidCombination, InvalidInput
 from tools.schemas import ModelArch, VramRequest, validated
 from tools.vram import estimate_vram, kv_cache_bytes_per_token, lora_param_count
 

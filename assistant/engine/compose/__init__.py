@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 
-__all__ = ["compose", "sections_json", "understood"]
+__all__ = ["compose", "understood"]
 
 import logging
 from typing import Any
@@ -247,15 +247,36 @@ def _unknown_names_from_query(q: Query, s: Sections, seen_names: set[str]) -> No
 def _close(kind: str, name: str) -> list[str]:
     """Closest catalog names, as the catalog's resolver suggests them."""
     from knowledge import catalog
-    from tools.errors import AdvisorError, _UnknownName
+    from tools.errors import AdvisorError, UnknownName
 
     try:
         (catalog.resolve_model if kind == "model" else catalog.resolve_gpu)(name)
-    except _UnknownName as exc:
+    except UnknownName as exc:
         return list(exc.suggestions)[:5]
     except AdvisorError:
         return []
     return []
+
+
+def _understood_settings(q: Query) -> list[Finding]:
+    """The method, precisions, engine and optimizer understood (both sides when two are weighed)."""
+    out: list[Finding] = []
+    if q.method:
+        out.append(Finding(code="u.method", params={"method": {"code": f"term.{q.method}"}}))
+    weighed = q.setting_alternatives if "compare" in q.intents else {}
+    for field, code, v in (("precision", "u.precision", named_format(q)), ("kv_precision", "u.kv_precision", q.kv_precision)):
+        if v:
+            out.append(Finding(code=code, params={"v": v}))
+            for w in (weighed.get(field), weighed.get("quant_format") if field == "precision" else None):
+                if w:  # "fp16 vs fp8", "awq vs gptq": both sides
+                    out.append(Finding(code=code, params={"v": w}))
+    if q.engine:
+        out.append(Finding(code="u.engine", params={"v": engine_name(q.engine)}))
+        if "engine" in weighed:
+            out.append(Finding(code="u.engine", params={"v": engine_name(weighed["engine"])}))
+    if q.optimizer:
+        out.append(Finding(code="u.optimizer", params={"v": q.optimizer}))
+    return out
 
 
 def understood(q: Query, done: Done | None = None) -> list[Finding]:
@@ -272,21 +293,7 @@ def understood(q: Query, done: Done | None = None) -> list[Finding]:
         out.append(Finding(code="u.params", params={"b": f"{q.params_b:g}B"}))
     if q.other_models and "compare" in q.intents:
         out += [Finding(code="u.model", params={"name": catalog_model_name(m)}) for m in q.other_models]
-    if q.method:
-        out.append(Finding(code="u.method", params={"method": {"code": f"term.{q.method}"}}))
-    weighed = q.setting_alternatives if "compare" in q.intents else {}
-    for field, code, v in (("precision", "u.precision", named_format(q)), ("kv_precision", "u.kv_precision", q.kv_precision)):
-        if v:
-            out.append(Finding(code=code, params={"v": v}))
-            for w in (weighed.get(field), weighed.get("quant_format") if field == "precision" else None):
-                if w:  # "fp16 vs fp8", "awq vs gptq": both sides
-                    out.append(Finding(code=code, params={"v": w}))
-    if q.engine:
-        out.append(Finding(code="u.engine", params={"v": engine_name(q.engine)}))
-        if "engine" in weighed:
-            out.append(Finding(code="u.engine", params={"v": engine_name(weighed["engine"])}))
-    if q.optimizer:
-        out.append(Finding(code="u.optimizer", params={"v": q.optimizer}))
+    out += _understood_settings(q)
     if q.gpus:
         def n(g: str) -> str:
             k = q.gpu_counts.get(g) or q.gpu_count
@@ -375,7 +382,3 @@ def _citations(q: Query, done: Done, s: Sections) -> list[CitationRef]:
             f.passage_id = None
     return out[:_MAX_CITATIONS]
 
-
-def sections_json(s: Sections) -> dict[str, Any]:
-    """The typed answer as JSON (for `ask --json` → `sections`)."""
-    return s.model_dump(mode="json")

@@ -170,6 +170,12 @@ def solve_part(q: Query, done: Done, s: Sections) -> None:
     for name, a, r in done:
         if not name.startswith("solve_") or not isinstance(r, dict) or "error" in r or "unknown" not in r:
             continue
+        if a.get("kv_precision") == "fp8" and q.kv_precision != "fp8":  # the lever, beside the answer
+            if r.get("solved") and r["unknown"] in ("max_context", "max_batch"):
+                kind = "context" if r["unknown"] == "max_context" else "batch"
+                s.headline.append(Finding(code=f"solve.fp8_kv_{kind}", params={
+                    "value": q_(r.get("value"), "tokens") if kind == "context" else r.get("value")}))
+            continue
         _one_solution(q, a, r, s)
     _replicas_for_job(q, done, s)
 

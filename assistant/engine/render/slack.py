@@ -69,6 +69,15 @@ def _numbered(b: Block) -> str:
     return "\n".join(out)
 
 
+def _table_section(b: Block, heading: str) -> dict[str, Any]:
+    """A table as a code block under its heading; an options table cut to a phone's width."""
+    title = f"*{escape(heading)}*\n" if heading else ""
+    if b.role == "options" and len(b.headers) > _OPTION_COLUMNS + 1:
+        b = Block("table", headers=b.headers[:_OPTION_COLUMNS + 1], numeric=b.numeric[:_OPTION_COLUMNS + 1],
+                  rows=[r[:_OPTION_COLUMNS + 1] for r in b.rows], role=b.role)
+    return _section(title + _table_text(b))
+
+
 def blocks_for(blocks: list[Block], fallback: str) -> tuple[str, list[dict[str, Any]]]:
     """(fallback text, Block Kit blocks): verdict in bold, key numbers as fields, tables as code blocks,
     assumptions and sources as context."""
@@ -102,11 +111,7 @@ def blocks_for(blocks: list[Block], fallback: str) -> tuple[str, list[dict[str, 
         elif b.kind == "numbered":
             out.append(_section(f"*{escape(heading)}*\n" + _numbered(b)))
         elif b.kind == "table":
-            title = f"*{escape(heading)}*\n" if heading else ""
-            if b.role == "options" and len(b.headers) > _OPTION_COLUMNS + 1:  # a phone-width code block
-                b = Block("table", headers=b.headers[:_OPTION_COLUMNS + 1], numeric=b.numeric[:_OPTION_COLUMNS + 1],
-                          rows=[r[:_OPTION_COLUMNS + 1] for r in b.rows], role=b.role)
-            out.append(_section(title + _table_text(b)))
+            out.append(_table_section(b, heading))
         elif b.kind == "cites":
             for pid, title, quote in b.items[: _CONTEXT_ELEMENTS - 1]:
                 piece = f"*[{escape(pid)}]* {escape(title)}: “{escape(clip(quote, _QUOTE_CHARS))}”"

@@ -13,7 +13,7 @@ from tools.throughput import SpeedRequest
 from tools.training import TrainRequest
 
 
-def _add_vram(sub: Any) -> None:
+def add_vram(sub: Any) -> None:
     p = sub.add_parser("vram", help="per-GPU memory for inference, full fine-tuning, LoRA or QLoRA",
                        description="Estimate per-GPU memory (decimal GB) split into components.")
     add_model_args(p)
@@ -62,7 +62,7 @@ def _format_vram(est: Any) -> str:
     return "\n".join(lines)
 
 
-def _add_speed(sub: Any) -> None:
+def add_speed(sub: Any) -> None:
     p = sub.add_parser("speed", help="decode tokens/s, time to first token and latency on a GPU (estimates)",
                        description="Estimate inference speed from the memory/compute roofline, calibrated per engine.")
     add_model_args(p)
@@ -113,7 +113,7 @@ def _run_speed(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_train_time(sub: Any) -> None:
+def add_train_time(sub: Any) -> None:
     p = sub.add_parser("train-time", help="fine-tuning tokens/s, hours and GPU-hours (estimates)")
     add_model_args(p)
     p.add_argument("--gpu", required=True, help="GPU name")

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
 from assistant.frontends.cli.args import add_listing, integer
 
 
-def _add_guide(sub: Any) -> None:
+def add_guide(sub: Any) -> None:
     p = sub.add_parser("guide", help="search the guides (English or Urdu) for the passages that answer a question")
     p.add_argument("question")
     p.add_argument("--lang", help="en | ur (default: the question's script)")
@@ -33,7 +32,7 @@ def _run_guide(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_ask(sub: Any) -> None:
+def add_ask(sub: Any) -> None:
     p = sub.add_parser("ask", help="ask the assistant a question (English or Urdu)")
     p.add_argument("question", nargs="+", help="the question")
     p.add_argument("--thread", help="thread id: reuse it to ask follow-ups")
@@ -90,7 +89,7 @@ def _run_chat(args: argparse.Namespace) -> int:
                 console.print(Markdown(ev["answer"].answer))
 
 
-def _add_lists(sub: Any) -> None:
+def add_lists(sub: Any) -> None:
     add_listing(sub, "models", "list the models the advisor knows", _run_models)
     add_listing(sub, "gpus", "list the GPUs the advisor knows", _run_gpus)
 

@@ -14,7 +14,7 @@ from tools.recommend import RecommendRequest
 from tools.schemas import PriceQuery
 
 
-def _add_prices(sub: Any) -> None:
+def add_prices(sub: Any) -> None:
     p = sub.add_parser("prices", help="cloud GPU offers from the price catalog, cheapest first")
     add_request_options(p, PriceQuery, skip=("pricing",), exclusive=[("gpus", "min_gpus")],
                         flags={"max_price_usd_per_gpu_hour": ["--max-price"]},
@@ -64,7 +64,7 @@ def _run_prices(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_catalog(sub: Any) -> None:
+def add_catalog(sub: Any) -> None:
     p = sub.add_parser("catalog", help="the price catalog: info, refresh")
     cs = p.add_subparsers(dest="catalog_command", metavar="ACTION", parser_class=Parser)
     cs.required = True
@@ -143,7 +143,7 @@ def _run_catalog_info(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_cost(sub: Any) -> None:
+def add_cost(sub: Any) -> None:
     p = sub.add_parser("cost", help="what a job or an endpoint costs: billing granularity, spot, storage, egress",
                        description="Cost on the cheapest matching offer (or a price you give). Give --hours, or a "
                                    "model with --method and the data size (the training-time estimate), or --serve.")
@@ -264,7 +264,7 @@ def _run_cost(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_recommend(sub: Any) -> None:
+def add_recommend(sub: Any) -> None:
     p = sub.add_parser("recommend", help="ranked, explained GPU options for serving or fine-tuning a model")
     add_model_args(p)
     add_request_options(p, RecommendRequest, repeat=("precisions",), flags={

@@ -10,11 +10,8 @@ from __future__ import annotations
 __all__ = ["AuthConfigError", "LoginThrottle", "RateLimit", "Users", "client_address", "hash_password",
            "parse_json_body", "rest_auth", "scrub_secrets", "shared_seen", "shared_user_limit"]
 
-import logging
 import math
 import os
-import re
-import threading
 import time
 from typing import Any, Callable
 
