@@ -40,6 +40,9 @@ def finalize(q: Query, keep_intents: list[str] | None = None) -> Query:
     `keep_intents`: a follow-up whose words ask for nothing new keeps the thread's intents."""
     t = normalise(q.text)
     _request_rates(t, q)
+    if q.concurrent_users and patterns("at_once").search(t):
+        q.users_at_once = True  # kept by a follow-up that changes only the count
+    _assumed_model(t, q)
     _intents(t, q)
     budget_only = set(q.intents) <= {"cost", "prices", "recommend"} and bool(q.budget_usd_total or q.budget_usd_per_hour) \
         and "recommend" in (keep_intents or [])
@@ -55,6 +58,25 @@ def finalize(q: Query, keep_intents: list[str] | None = None) -> Query:
     _default_method(q)
     _check_ranges(q)
     return q
+
+
+# "our support bot": the model a chatbot or RAG service is sized for when none is named (said so first)
+EXAMPLE_MODEL = "llama-3.1-8b"
+
+
+def _assumed_model(t: str, q: Query) -> None:
+    """"What do we rent for our support bot, and what will it cost?": choosing the model is part of the
+    question, so "which model?" would answer nothing. A recommendation or a cost for an LLM workload
+    (lexicon `llm_use`: a chatbot, RAG, an assistant, a fine-tune) that names no model is sized for
+    EXAMPLE_MODEL, and the answer says so before anything else (compose: notice.model_assumed)."""
+    if q.has_model or q.model_unknown or q.gpu_unknown or q.followup or q.images or q.resolution or q.steps or \
+            q.injection:
+        return
+    cues = cue_set("intent_cues", t)
+    if not cues & {"recommend", "cost"} or cues & {"help", "guide"} or _hint("why", t) or _hint("difference", t):
+        return
+    if patterns("llm_use").search(t):
+        q.model, q.model_assumed = EXAMPLE_MODEL, True
 
 
 def _request_rates(t: str, q: Query) -> None:

@@ -273,6 +273,15 @@ def _price_calls(q: Query) -> list[Call]:
     return out
 
 
+def _load(q: Query) -> dict[str, Any]:
+    """Users said to be at once are sequences decoded at once; users alone ("for 40 developers") are users
+    online, each sending a request a think time after the last reply: the recommender turns them into
+    concurrent generations by Little's law (tools.load) and says so."""
+    if q.concurrent_users and not q.users_at_once and q.concurrent_users > 1:
+        return {"users_online": q.concurrent_users}
+    return {"concurrent_users": q.concurrent_users or q.batch}
+
+
 def _recommend_args(q: Query) -> dict[str, Any]:
     a: dict[str, Any] = dict(model_args(q))
     if is_training(q):
@@ -284,7 +293,7 @@ def _recommend_args(q: Query) -> dict[str, Any]:
         rate = {f: getattr(q, f) for f in TRAFFIC_FIELDS if f.startswith("requests_per_") and getattr(q, f)}
         a |= {"workload": "serve", "context_tokens": context_of(q)} | \
             (rate | {k: v for k, v in (("prompt_tokens", q.prompt_tokens), ("output_tokens", q.output_tokens)) if v}
-             if rate and not q.concurrent_users else {"concurrent_users": q.concurrent_users or q.batch})
+             if rate and not q.concurrent_users else _load(q))
         if q.precision:
             a["precisions"] = [q.precision]
         if q.min_tokens_per_s:

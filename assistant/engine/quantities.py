@@ -108,10 +108,8 @@ def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], h
 
 
 _PEOPLE = r"\s*(?:devs|developers|engineers|employees|staff|people|team members|students|members|ملازمین|لوگ)\b"  # a head count
-_AT_ONCE = re.compile(r"\s*(?:at once|at the same time|at a time|concurrent(?:ly)?|simultaneous(?:ly)?|in parallel|at peak|"
-                      r"ek saath|ek waqt (?:me|mein)|ایک ساتھ|بیک وقت)\b")
-_AT_ONCE_BEFORE = re.compile(r"(?:at once|at a time|at the same time|at peak|ek waqt (?:me|mein)|ایک وقت میں|ایک ساتھ|بیک وقت)"
-                             r"\W+(?:[^\W\d]+\W+){0,4}$")  # "ایک وقت میں زیادہ سے زیادہ 20"
+_AT_ONCE = re.compile(rf"\s*{patterns('at_once').pattern}\b")  # lexicon `at_once`: "at the same time", "بیک وقت"
+_AT_ONCE_BEFORE = re.compile(rf"{patterns('at_once').pattern}\W+(?:[^\W\d]+\W+){{0,4}}$")  # "ایک وقت میں زیادہ سے زیادہ 20"
 
 
 def _replaces(name: str, left: str, right: str, first: float) -> bool:

@@ -87,6 +87,10 @@ class _QueryFields(BaseModel):
     model_text: str | None = Field(None, description="the model name as the user wrote it")
     other_models: list[str] = Field(default_factory=list, description="further catalog models named (comparisons)")
     model_unknown: str | None = Field(None, description="a model-like name not in the catalog, as written")
+    users_at_once: bool = Field(False, description="the users were said to be at once (lexicon at_once): "
+                                "concurrent generations; else users online, whose load follows Little's law")
+    model_assumed: bool = Field(False, description="no model was named for an LLM workload: the example model is "
+                                "sized and the answer says so (assistant/engine/scenario.py)")
     method: Literal["inference", "full", "lora", "qlora", "finetune"] | None = Field(
         None, description="finetune = a fine-tune of unstated kind")
     precision: str | None = Field(None, description="weight precision (bf16, fp8, int8, int4, nf4, q4_k_m ...)")
@@ -203,6 +207,7 @@ def merge(prev: Query, new: Query) -> Query:
     elif new.model or new.params_b or new.model_unknown:
         for k in ("model", "model_text", "model_unknown", "params_b"):
             data[k] = getattr(new, k)
+        data["model_assumed"] = False  # the user named one now
         same = patterns("same_settings").search(new.text.lower())  # "same thing for Nimbus-Omni 2?"
         same = same or not (prev.model or prev.model_unknown or prev.params_b) or \
             not set(stated) - {"model", "model_unknown", "params_b", "method"}  # "and for Llama-4-Titan-3T?"

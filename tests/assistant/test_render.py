@@ -172,7 +172,7 @@ def test_every_kind_renders_with_a_first_statement(answers):
 
 # ---- Urdu answers are Urdu ---------------------------------------------------------------------------
 TECH = set("""GB GiB GPU GPUs KV CUDA LoRA QLoRA AWQ GPTQ FSDP ZeRO NVLink PCIe HBM GDDR AdamW Adam adamw vllm vLLM
-x AI LLM CPU config.json bf16 fp16 fp8 int8 int4 nf4 FP8 BF16 FP16 INT8 VRAM SXM PCIe NVL B nvidia-smi""".split())
+x AI LLM CPU config.json bf16 fp16 fp8 int8 int4 nf4 FP8 BF16 FP16 INT8 VRAM SXM PCIe NVL B nvidia-smi RAG""".split())
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9.+/\-]*")
 
 

@@ -42,9 +42,17 @@ def test_prompt_length_sets_time_to_first_token(adv):
 def test_speed_target_filters_the_recommendation(adv):
     a = adv.ask("serve llama 3 8b to 10 users with at least 30 tok/s each")
     (c,) = calls(a, "recommend_gpus")
-    assert c.args["min_tokens_per_s_per_user"] == 30 and c.args["concurrent_users"] == 10
+    # users with no "at once" are users online: the recommender makes them a concurrency by Little's law
+    assert c.args["min_tokens_per_s_per_user"] == 30 and c.args["users_online"] == 10
     opts = c.result["options"]
     assert opts and all(o["tokens_per_s_per_user"] >= 30 for o in opts)
+    assert all(o["load"]["concurrent_generations"] <= 10 for o in opts)
+
+
+def test_users_at_once_are_sequences_at_once(adv):
+    a = adv.ask("serve llama 3 8b to 10 users at the same time, which GPU?")
+    (c,) = calls(a, "recommend_gpus")
+    assert c.args["concurrent_users"] == 10 and "users_online" not in c.args
 
 
 def test_image_pipeline_gpu_question_is_sized(adv):

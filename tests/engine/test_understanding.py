@@ -941,11 +941,32 @@ def test_batch33_34_classes(text, facts):
 @pytest.mark.parametrize("text, intents", [
     ("can you write me a python script to scrape amazon prices", ["out_of_scope"]),
     ("bitcoin mining ke liye kon sa gpu best hai bhai", ["out_of_scope"]),
-    ("we're a small startup in lahore, want to build a RAG chatbot over urdu PDFs, no idea where to start on the GPU side",
-     ["recommend"]),
 ])
 def test_batch33_34_intents(text, intents):
     assert understand(text).intents == intents
+
+
+@pytest.mark.parametrize("text", [
+    "we're a small startup in lahore, want to build a RAG chatbot over urdu PDFs, no idea where to start on the GPU side",
+    "we want to launch a support bot for 5k users, what do we rent and what will it cost per month?",
+    "Hum ek Urdu chatbot banana chahte hain. Kaunsa open model lein aur usko fine-tune karne ka plan kya ho? GPU budget $200 hai",
+])
+def test_an_llm_workload_with_no_model_is_sized_for_the_example_model(text):
+    # choosing the model is part of these questions: "which model?" would answer nothing (batch 38: b38-052,
+    # b38-073, b38-079 were answered with an ask-back or with guide quotes only)
+    q = understand(text)
+    assert q.model == "llama-3.1-8b" and q.model_assumed and q.intents[0] in ("recommend", "cost")
+
+
+@pytest.mark.parametrize("text", [
+    "which GPU should I rent for Mistral 7B for our chatbot?",  # a model is named
+    "what's the hourly price of an L40S on RunPod?",  # a price, no workload
+    "why is a chatbot's first token slow?",  # an explanation
+    "پری ٹریننگ اور فائن ٹیوننگ میں لاگت کے اعتبار سے بنیادی فرق کیا ہے؟",  # a difference explained
+])
+def test_no_model_is_assumed_where_none_is_needed_or_one_is_named(text):
+    q = understand(text)
+    assert not q.model_assumed
 
 
 def test_users_at_once_replace_a_head_count_across_turns():

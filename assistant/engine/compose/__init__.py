@@ -55,6 +55,8 @@ def compose(query: Query, done: Done, scenarios: list[dict[str, Any]] | None = N
         for f, v in query.invalid_numbers.items()]
     if query.injection:
         s.notices.append(Finding(code="notice.injection"))
+    if query.model_assumed and query.model:
+        s.notices.append(Finding(code="notice.model_assumed", params={"name": catalog_model_name(query.model)}))
     if query.unpriced_alternative and query.intent not in ("help", "out_of_scope"):
         s.notices.append(Finding(code=f"cost.vs_{query.unpriced_alternative}"))  # API/hardware prices: not in the data
     if query.model and query.model_text and re.fullmatch(r"[a-z]+[\s-]?\d+(?:\.\d+)?\s?b", query.model_text.strip().lower()):
@@ -351,6 +353,8 @@ def _quantities(q: Query) -> list[Finding]:
                 v = int(v)  # as the user said it: 80 GB, 3 epochs, $100
             if field == "duration_hours" and v < 1 and abs(v * 60 - round(v * 60)) < 1e-6:
                 v, unit = round(v * 60), "min"  # a run given in minutes stays in minutes
+            if field == "concurrent_users" and not q.users_at_once:
+                code = "u.users_online"  # "for 40 developers": users, not generations at once (Little's law)
             out.append(Finding(code=code, params={"v": q_(v, unit)}))
             if field in q.alternatives:  # "4k vs 32k context": the second value, weighed beside the first
                 alt = q.alternatives[field]

@@ -9,6 +9,7 @@ from assistant.engine.compose.common import Done, add_details, error_info, kn, q
 from assistant.engine.compose.memory import stated
 from assistant.engine.query import Query
 from assistant.engine.render.catalog import catalog
+from tools.load import DEFAULT_THINK_TIME_S, TRAFFIC_FIELDS
 
 
 def _need(field: str) -> dict[str, str]:
@@ -56,6 +57,8 @@ def _numbers(o: dict[str, Any], train: bool) -> list:
             kn("num.usd_mtok_batch1", o.get("usd_per_million_tokens_batch_1"), "usd_mtok"),
             kn("num.price_h", o.get("price_usd_per_hour"), "usd_h"),
             kn("num.monthly", o.get("monthly_usd"), "usd_month")]
+    if (o.get("replicas") or 1) > 1:
+        out.insert(-1, kn("num.replicas", o["replicas"], "int"))
     return out
 
 
@@ -129,10 +132,17 @@ def recommend_part(q: Query, done: Done, s: Sections) -> None:
         elif train:
             s.headline.append(Finding(code="rec.best_train", params={"hours": q_(best.get("hours"), "h"),
                                                                      "usd": q_(best.get("job_cost_usd"), "usd")}))
+        elif (best.get("replicas") or 1) > 1:  # the traffic needs more than one copy: the bill is for all of them
+            s.headline.append(Finding(code="rec.best_serve_replicas", params={
+                "replicas": best["replicas"], "batch": best.get("serving_batch"),
+                "monthly": q_(best.get("monthly_usd"), "usd_month"),
+                "mtok": q_(best.get("usd_per_million_tokens_served") or best.get("usd_per_million_tokens"), "usd_mtok")}))
         else:
             s.headline.append(Finding(code="rec.best_serve", params={
                 "mtok": q_(best.get("usd_per_million_tokens"), "usd_mtok"), "batch": best.get("serving_batch"),
                 "monthly": q_(best.get("monthly_usd"), "usd_month")}))
+        if best.get("load"):
+            s.assumptions.append(_load_assumption(best["load"], a))
         set_verdict(s, "yes")
         s.options += [Option(title=_title(o), numbers=_numbers(o, train), offer=o.get("offer")) for o in opts]
         s.explanation += _why(best, train)
@@ -143,6 +153,17 @@ def recommend_part(q: Query, done: Done, s: Sections) -> None:
         add_details(s, [x.get("reason", "") for x in ruled[:4]])
     s.assumptions += _assumptions(q, a, opts, train)
     add_details(s, r.get("assumptions"))
+
+
+def _load_assumption(load: dict[str, Any], a: dict[str, Any]) -> Finding:
+    """How the traffic became sequences at once (tools.load: Little's law), in the answer's language."""
+    w = load["seconds_per_request"]
+    p = {"rpm": q_(load["average_requests_per_s"] * 60, ""), "w": q_(w, "s"), "b": load["concurrent_generations"],
+         "rps": q_(load["peak_requests_per_s"], ""), "conc": q_(load["concurrency"], "")}
+    if load.get("basis") == "users_think_time":
+        return Finding(code="assume.load_users", params=p | {
+            "users": q_(a.get("users_online"), "int"), "think": q_(a.get("think_time_s") or DEFAULT_THINK_TIME_S, "s")})
+    return Finding(code="assume.load_rate", params=p)
 
 
 def _invalid_value(done: Done) -> bool:
@@ -163,8 +184,8 @@ def _assumptions(q: Query, a: dict[str, Any], opts: list[dict[str, Any]], train:
         from tools.recommend import RecommendRequest  # the tool's own default, not restated here
 
         ctx = a.get("context_tokens") or RecommendRequest.model_fields["context_tokens"].default
-        out.append(stated("num.context", ctx, "tokens", q.context_tokens is not None))
-        if a.get("concurrent_users") is None:
+        out.append(stated("num.context", ctx, "tokens", q.context_tokens is not None or bool(q.prompt_tokens)))
+        if a.get("concurrent_users") is None and not any(a.get(f) for f in TRAFFIC_FIELDS):
             out.append(Finding(code="assume.no_load_given"))
     if train and a.get("epochs") is not None:
         out.append(stated("num.epochs", a["epochs"], "int", q.epochs is not None))
