@@ -13,7 +13,7 @@ from __future__ import annotations
 __all__ = ["BillingPolicy", "SpotAssumptions", "Finding", "ProviderRates", "ServingRequest", "ServingPoint",
            "ServingEconomics", "UsageCosts", "CostInputs", "billed_hours", "billing_comparison", "spot_expectation",
            "serving_cost", "usage_cost", "usage_costs", "serving_economics", "job_billing", "cost_report",
-           "note_text", "HOURS_PER_MONTH", "ENGINE_MAX_NUM_SEQS", "SERVING_HEADROOM_FRACTION"]
+           "note_text", "HOURS_PER_MONTH", "ENGINE_MAX_NUM_SEQS", "SERVING_HEADROOM_FRACTION", "hours_for_budget"]
 
 import math
 from typing import Any
@@ -142,6 +142,20 @@ class UsageCosts(BaseModel):
     storage_usd: float | None = None
     egress_usd: float | None = None
     findings: list[Finding] = []
+
+
+def hours_for_budget(budget_usd: float, usd_per_hour: float, policy: BillingPolicy | None = None) -> float:
+    """The running hours a budget buys at an hourly price: budget / price, rounded down to the billing
+    increment (a provider billing whole hours sells whole hours; an unknown increment counts as whole
+    hours, the worst case cost_report bills), so the hours bought never cost more than the budget.
+
+    Units: USD, USD per hour (the instance, every GPU in it), hours. Raises ValueError on a price of 0.
+    """
+    if not (budget_usd >= 0 and usd_per_hour > 0):
+        raise ValueError("a budget of 0 or more and an hourly price above 0")
+    h = budget_usd / usd_per_hour
+    step = (policy.increment_s or 3600) / 3600 if policy is not None else 0
+    return math.floor(h / step + 1e-9) * step if step else h
 
 
 def usage_costs(rates: ProviderRates, storage_gb: float | None = None, months: float = 1.0,

@@ -60,11 +60,15 @@ class RecommendRequest(BaseModel):
     batch: int = Field(4, ge=1, le=10_000)
     deadline_hours: float | None = Field(None, gt=0, le=1e6, allow_inf_nan=False)
     budget_usd: float | None = Field(None, gt=0, le=1e9, allow_inf_nan=False)
+    max_usd_per_hour: float | None = Field(None, ge=0, le=1e6, allow_inf_nan=False,
+                                           description="the most an option may cost an hour, every GPU and "
+                                                       "replica together (a stated hourly or monthly budget)")
     # preferences
     spot_allowed: bool = False
     needs_nvlink: bool = False
     max_gpus: int = Field(8, ge=1, le=64)
-    objective: Literal["cheapest", "fastest", "value"] = "cheapest"
+    objective: Literal["cheapest", "fastest", "value", "largest"] = Field(
+        "cheapest", description="rank by cost per result, speed, value, or the most GPU memory (within the budget)")
     top_n: int = Field(5, ge=1, le=50)
 
     @property
@@ -167,6 +171,10 @@ def recommend(a: ModelArch, req: RecommendRequest, offers: list[GpuOffer], gpus:
         if opt.get("ruled_out"):
             rule_out(gid, n, opt["ruled_out"], opt.get("citation", ""))
             continue
+        over = _over_budget(req, opt)
+        if over:
+            rule_out(gid, n, f"{n} x {g.name}: {over}")
+            continue
         fits_with.setdefault(gid, n)
         ruled.pop(gid, None)
         opt["drawbacks"] = drawbacks(g, n, nvlink, opt["offer"]["provider"] in marketplaces)
@@ -176,14 +184,30 @@ def recommend(a: ModelArch, req: RecommendRequest, offers: list[GpuOffer], gpus:
     return rec.model_copy(update={"rejected": rejected + rec.rejected})
 
 
+def _over_budget(req: RecommendRequest, opt: dict[str, Any]) -> str:
+    """Why an option breaks the hourly cap (its price x replicas, spot when that is what it ranks on), or ""."""
+    if req.max_usd_per_hour is None:
+        return ""
+    price = opt.get("price_usd_per_hour")
+    if req.spot_allowed and opt.get("spot_price_usd_per_hour") is not None:
+        price = min(p for p in (price, opt["spot_price_usd_per_hour"]) if p is not None)
+    hourly = (price or 0) * (opt.get("replicas") or 1)
+    if hourly <= req.max_usd_per_hour * (1 + 1e-9):
+        return ""
+    copies = f" for {opt['replicas']} replicas" if (opt.get("replicas") or 1) > 1 else ""
+    return f"${hourly:,.2f}/h{copies}, over the budget of ${req.max_usd_per_hour:,.2f}/h"
+
+
 def _ranked(a: ModelArch, req: RecommendRequest, options: list[dict[str, Any]],
             ruled: dict[str, dict[str, Any]]) -> Recommendation:
     """Sort by the objective, keep the top N, and say what was ruled out, the citations and the chart."""
+    memory = lambda o: -(o.get("gpu_memory_gb") or 0) * o["gpu_count"]  # noqa: E731
     key = {"cheapest": lambda o: (o["rank_cost"], -o["rank_speed"]),
            "fastest": lambda o: (-o["rank_speed"], o["rank_cost"]),
-           "value": lambda o: (o["rank_value"], o["rank_cost"])}[req.objective]
+           "value": lambda o: (o["rank_value"], o["rank_cost"]),
+           "largest": lambda o: (memory(o), o["rank_cost"])}[req.objective]
     crit = {"cheapest": lambda o: o["rank_cost"], "fastest": lambda o: -o["rank_speed"],
-            "value": lambda o: o["rank_value"]}[req.objective]
+            "value": lambda o: o["rank_value"], "largest": memory}[req.objective]
     options = order(options, crit, lambda o: (*key(o), o["gpu_count"], o["offer"]["provider"]))
     top = options[: req.top_n]
     lower = [{"option": f"{o['gpu_count']} x {o['gpu']} ({o['offer']['provider']})",

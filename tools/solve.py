@@ -10,7 +10,8 @@ limiting component (the memory component that stops it, or a code such as `model
 
 from __future__ import annotations
 
-__all__ = ["SolveResult", "fits_in", "max_context_that_fits", "max_batch_that_fits", "min_gpu_count",
+__all__ = ["SolveResult", "fits_in", "max_context_that_fits", "max_batch_that_fits", "largest_model_that_fits",
+           "min_gpu_count",
            "min_gpu_memory", "best_gpu_by_cost", "limiting_component", "replicas_for_deadline",
            "JobReplicasRequest", "JobReplicasResult", "job_replicas"]
 
@@ -19,6 +20,7 @@ from typing import Any, Callable, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from tools.architecture import arch_from_params, count_params
 from tools.cost import ENGINE_MAX_NUM_SEQS, BillingPolicy, Finding
 from tools.jobs import JobRequest, job_totals
 from tools.errors import InvalidInput
@@ -32,7 +34,7 @@ MAX_INFERENCE_BATCH = 100_000  # the speed estimator's bound on concurrent seque
 class SolveResult(BaseModel):
     """A solved unknown. `value` None = no solution in the searched range (see `limited_by`)."""
 
-    unknown: Literal["max_context", "max_batch", "min_gpu_count", "min_gpu_memory", "best_gpu_by_cost"]
+    unknown: Literal["max_context", "max_batch", "max_params", "min_gpu_count", "min_gpu_memory", "best_gpu_by_cost"]
     value: int | float | None
     unit: str
     solved: bool
@@ -133,6 +135,45 @@ def max_batch_that_fits(a: ModelArch, req: VramRequest, gpu_memory_gb: float, he
     if b is not None and req.method == "inference" and b > ENGINE_MAX_NUM_SEQS:
         res.findings.append(Finding(code="above_engine_default_cap", params={"engine_cap": ENGINE_MAX_NUM_SEQS}))
     return res
+
+
+MAX_PARAMS_SEARCHED_B = 2000.0  # the bisection's upper bound: beyond every public model
+
+
+def largest_model_that_fits(req: VramRequest, gpu_memory_gb: float, candidates: list[tuple[str, ModelArch]],
+                            headroom_fraction: float = 0.0) -> SolveResult:
+    """The largest model that fits at the settings of `req` (method, precision, sequence length, batch, GPUs).
+
+    When to use: "biggest model I can QLoRA on a 48 GB card?", "largest model for 24 GB at 4-bit?".
+    Method: bisection on the parameter count, in tenths of a billion, over estimate_vram of a dense
+    Llama-shaped model of that size (tools.architecture.arch_from_params: a rough shape, so the KV cache
+    and activations are approximate); and each of `candidates` (named real models) checked at the same
+    settings, the largest that fit listed in `details["models"]` (name, params_b, memory_gb), largest first.
+    Units: billions of parameters; GB per GPU.
+    """
+    _check_memory(gpu_memory_gb, headroom_fraction)
+
+    def est(tenths: int) -> VramEstimate:
+        return estimate_vram(arch_from_params(tenths / 10), req)
+
+    lo, hi = 1, int(MAX_PARAMS_SEARCHED_B * 10)
+    if not fits_in(est(lo), gpu_memory_gb, headroom_fraction):
+        return _result("max_params", None, "params_b", est(lo), None, gpu_memory_gb, None)
+    good, bad = lo, hi
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        good, bad = (mid, bad) if fits_in(est(mid), gpu_memory_gb, headroom_fraction) else (good, mid)
+    res = _result("max_params", good / 10, "params_b", est(good), est(good + 1), gpu_memory_gb, None)
+    fitting = []
+    for name, arch in candidates:
+        e = estimate_vram(arch, req)
+        if fits_in(e, gpu_memory_gb, headroom_fraction):
+            fitting.append({"name": name, "params_b": round(count_params(arch).total / 1e9, 2), "memory_gb": e.total_gb})
+    fitting.sort(key=lambda m: (-m["params_b"], m["name"]))
+    sizes: dict[float, dict[str, Any]] = {}
+    for m in fitting:  # one name per size: the Llama 3, 3.1 and 3.3 70B are one answer
+        sizes.setdefault(round(m["params_b"]), m)
+    return res.model_copy(update={"details": {"models": list(sizes.values())[:5]}})
 
 
 def _result(unknown: str, value: int | None, unit: str, est: VramEstimate, nxt: VramEstimate | None,

@@ -73,7 +73,8 @@ def _assumed_model(t: str, q: Query) -> None:
             q.injection:
         return
     cues = cue_set("intent_cues", t)
-    if not cues & {"recommend", "cost"} or cues & {"help", "guide"} or _hint("why", t) or _hint("difference", t):
+    if not cues & {"recommend", "cost"} or cues & {"help", "guide"} or _hint("why", t) or _hint("difference", t) or \
+            "max_params" in cue_set("solve_cues", t):
         return
     if patterns("llm_use").search(t):
         q.model, q.model_assumed = EXAMPLE_MODEL, True
@@ -202,8 +203,10 @@ def _solve_intents(e: _Evidence) -> None:
         e.add("fit")
     if q.solve_for == "min_gpu_memory" and e.has_model and not q.gpus:
         e.add("recommend")  # the smallest card that fits is a real GPU with its offers
-    if q.solve_for in ("cheapest_gpu", "fastest_gpu"):
+    if q.solve_for in ("cheapest_gpu", "fastest_gpu", "largest_gpu"):
         e.add("recommend")
+    if q.solve_for == "max_params" and not e.has_model:
+        e.add("fit")  # the largest model that fits: the memory calculator searched over sizes
     if q.solve_for == "fastest_gpu" or q.solve_for == "max_batch" and not e.training and e.has_gpu:
         e.add("speed")  # the most users at once: the memory's limit, and the tokens/s each then gets
     if q.solve_for == "min_gpu_count" and e.training and q.deadline_hours:

@@ -47,6 +47,8 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
         return []
     if intents == {"guide"} or intents == {"guide", "compare"}:
         return [_guide(q)]
+    if q.solve_for == "max_params" and not q.has_model:
+        return _largest_model_calls(q) + [_guide(q)]
     calls: list[Call] = []
     m = model_args(q)
     image = bool(q.model) and is_image_pipeline(q.model)
@@ -182,6 +184,14 @@ def _solve_calls(q: Query) -> list[Call]:
     return out
 
 
+def _largest_model_calls(q: Query) -> list[Call]:
+    """"Biggest model I can QLoRA on a 48 GB card?": the largest size that fits on each GPU named (or the
+    memory given) at the question's method, precision and length; none named: asked back (compose)."""
+    base = {k: v for k, v in vram_args(q).items() if k not in ("model", "params_b", "config")}
+    return [{"name": "solve_for", "args": base | side | {"unknown": "max_params"}} for side in gpu_sides(q)
+            if side.get("gpu") or side.get("gpu_memory_gb")]
+
+
 def asks_model_for_speed(q: Query) -> bool:
     """A speed question about one GPU that names no model: the speed depends on the model far more than
     on the card, so the answer shows the example model and asks which model is meant (also when two
@@ -218,10 +228,12 @@ def _cost_calls(q: Query) -> list[Call]:
     providers = q.providers[:MAX_SIDES] or [None]
     calls = []
     if not m or not (is_training(q) or q.method == "inference" or q.concurrent_users):
-        hours = q.duration_hours or DEFAULTS["billing_hours"]
+        # "how many hours does $300 buy?": the budget sets the hours; else the hours given, else a sample
+        span = {"hours": q.duration_hours or DEFAULTS["billing_hours"]} if q.duration_hours or not q.budget_usd_total \
+            else {"budget_usd": q.budget_usd_total}
         for g in gpus or ([DEFAULTS["billing_gpu"]] if q.billing else []):
             for p in providers:
-                a = {"gpu": g, "hours": hours, "provider": p, "gpus": count_for(q, g) if (count_for(q, g) or 0) > 1 else None,
+                a = span | {"gpu": g, "provider": p, "gpus": count_for(q, g) if (count_for(q, g) or 0) > 1 else None,
                      "storage_gb": q.storage_gb, "egress_gb": q.egress_gb, "region": q.regions[0] if q.regions else None}
                 calls.append({"name": "cost_estimator", "args": {k: v for k, v in a.items() if v is not None}})
         return calls
@@ -298,8 +310,12 @@ def _recommend_args(q: Query) -> dict[str, Any]:
             a["precisions"] = [q.precision]
         if q.min_tokens_per_s:
             a["min_tokens_per_s_per_user"] = q.min_tokens_per_s
-    if q.solve_for == "fastest_gpu":
-        a["objective"] = "fastest"
+        if q.budget_usd_total and q.duration_hours:  # "$500 a month, always on": at most 500 / 730 an hour
+            a["max_usd_per_hour"] = round(q.budget_usd_total / q.duration_hours, 6)
+    if q.budget_usd_per_hour is not None:
+        a["max_usd_per_hour"] = min(q.budget_usd_per_hour, a.get("max_usd_per_hour", q.budget_usd_per_hour))
+    if q.solve_for in ("fastest_gpu", "largest_gpu"):
+        a["objective"] = "fastest" if q.solve_for == "fastest_gpu" else "largest"
     if q.deadline_hours:
         a["deadline_hours"] = q.deadline_hours
     if q.spot:

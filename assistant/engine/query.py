@@ -9,7 +9,7 @@ from __future__ import annotations
 __all__ = ["INTENTS", "NUMBER_FACTS", "SOLVE_FOR", "Query", "merge"]
 
 import re
-from typing import Literal
+from typing import get_args, Literal
 
 from pydantic import BaseModel, Field, create_model
 
@@ -18,10 +18,11 @@ from knowledge.lexicon import pattern_map, patterns
 from tools.throughput import SpeedRequest
 
 INTENTS = ("fit", "speed", "train_time", "prices", "cost", "recommend", "compare", "guide", "help", "out_of_scope")
-SOLVE_FOR = ("max_context", "max_batch", "min_gpu_count", "min_gpu_memory", "cheapest_gpu", "fastest_gpu")
 
 Intent = Literal["fit", "speed", "train_time", "prices", "cost", "recommend", "compare", "guide", "help", "out_of_scope"]
-SolveFor = Literal["max_context", "max_batch", "min_gpu_count", "min_gpu_memory", "cheapest_gpu", "fastest_gpu"]
+SolveFor = Literal["max_context", "max_batch", "max_params", "min_gpu_count", "min_gpu_memory", "cheapest_gpu",
+                   "fastest_gpu", "largest_gpu"]
+SOLVE_FOR = get_args(SolveFor)
 
 # Facts a user states. Everything else in Query is bookkeeping (language, coverage, carried-over fields).
 FACT_FIELDS = (

@@ -7,7 +7,8 @@ from typing import Any
 
 from knowledge.catalog import (load_providers,
                                resolve_engine, resolve_gpu)
-from tools.cost import (CostInputs, ProviderRates, ServingRequest, SpotAssumptions, cost_report,
+from tools.cost import (BillingPolicy, CostInputs, ProviderRates, ServingRequest, SpotAssumptions, cost_report,
+                        hours_for_budget,
                         serving_economics)
 from assistant.service.images import image_cost
 from knowledge.catalog import is_image_pipeline
@@ -34,14 +35,16 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
          serve: bool = False, engine: str | None = None, precision: str | None = None, batch: int | None = None,
          prompt_tokens: int | None = None, output_tokens: int | None = None,
          storage_gb: float | None = None, months: float | None = None, egress_gb: float | None = None,
-         tokens_per_day: float | None = None, traffic: dict[str, Any] | None = None, **spot: Any) -> dict[str, Any]:
+         tokens_per_day: float | None = None, traffic: dict[str, Any] | None = None, budget_usd: float | None = None,
+         **spot: Any) -> dict[str, Any]:
     """What a job (or an always-on endpoint) costs on the cheapest matching offer.
 
     Resolves the offers, the provider's rates and the runtime (given, or from the training-time
     estimator), then calls tools.cost.cost_report (billing policy, spot, storage, egress, totals)
     and, for serving, tools.cost.serving_economics ($ per million tokens at batch 1 and at the load).
     `traffic` (serving): tools.load.TrafficRequest fields; the batch is the concurrency they make (Little's
-    law), with replicas and the $ per million tokens served, idle time included.
+    law), with replicas and the $ per million tokens served, idle time included. `budget_usd` with no hours
+    and no model: the running hours the budget buys at the offer's price (tools.cost.hours_for_budget).
 
     Raises:
         AdvisorError subclasses with user-facing messages.
@@ -63,6 +66,15 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
     sa = validated(SpotAssumptions, **{k: v for k, v in spot.items() if v is not None})
     res_od = prices(gpu=gpu, gpus=n, provider=provider, region=region, pricing="on-demand", limit=1)
     res_spot = prices(gpu=gpu, gpus=n, provider=provider, region=region, pricing="spot", limit=1)
+    only_larger = None
+    if gpus is None and not (res_od.offers or res_spot.offers) and price_usd_per_hour is None:
+        # "an A100 80GB at AWS": sold only as 8 in one instance (p4de): the smallest instance that has it
+        larger = prices(gpu=gpu, min_gpus=2, provider=provider, region=region, pricing="on-demand", limit=1,
+                        sort="instance-hour")
+        if larger.offers:
+            n, res_od = larger.offers[0].gpu_count, larger
+            res_spot = prices(gpu=gpu, gpus=n, provider=provider, region=region, pricing="spot", limit=1)
+            only_larger = {"gpus": n, "instance": larger.offers[0].instance_type, "provider": larger.offers[0].provider}
     offer = res_od.offers[0] if res_od.offers else None
     spot_offer = res_spot.offers[0] if res_spot.offers else None
     if price_usd_per_hour is not None:
@@ -88,6 +100,8 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
                                   output_tokens, offer, price, spot_offer, traffic)
         if tokens_per_day is not None:
             inputs["tokens_per_day"] = _finite_nonneg("tokens_per_day", tokens_per_day, 1e15) or None
+    elif hrs is None and budget_usd is not None and not has_model:
+        inputs["runtime_hours"] = _budget_hours(budget_usd, price, prov)
     elif hrs is None:
         if not has_model:
             raise InvalidCombination("give --hours H, or a model with --method and the data size to estimate them")
@@ -102,10 +116,26 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
     rep = cost_report(CostInputs(**inputs))
     head = {"as_of": res_od.as_of or res_spot.as_of, "stale": res_od.stale, "data_note": res_od.data_note,
             "not_in_data": res_od.not_in_data}
-    if not serve and hrs is None:
+    if only_larger:
+        head["only_larger_instance"] = only_larger
+    if budget_usd is not None and not has_model and not serve and hrs is None:
+        head["hours_for_budget"] = {"budget_usd": budget_usd, "hours": inputs["runtime_hours"],
+                                    "gpu_hours": inputs["runtime_hours"] * n}
+    if not serve and hrs is None and "hours_for_budget" not in head:
         head_keys = ("gpu", "gpus", "offer", "spot_offer")
         rep = {k: rep[k] for k in head_keys} | {"training": training} | {k: v for k, v in rep.items() if k not in head_keys}
     return head | rep
+
+
+def _budget_hours(budget_usd: Any, price: float | None, provider: str | None) -> float:
+    """The hours a budget buys at the on-demand price, in the provider's billing increments."""
+    b = _finite_nonneg("budget_usd", budget_usd, 1e9)
+    if not price or b is None:
+        raise InvalidCombination("the hours a budget buys need an on-demand price: give --price-usd-per-hour")
+    f = load_providers().get(provider or "", {})
+    return hours_for_budget(b, price, BillingPolicy(provider=provider or "unknown",
+                                                    increment_s=f.get("billing_increment_s"),
+                                                    minimum_s=f.get("minimum_charge_s") or 0))
 
 
 def _serving_inputs(model: str | None, config: str | None, params_b: float | None, gpu: str, n: int,

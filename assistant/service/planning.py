@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from knowledge.catalog import (load_gpus, load_training_efficiency,
+from knowledge.catalog import (load_gpus, load_models, load_training_efficiency,
                                resolve_engine)
 from assistant.service.images import image_recommend
 from knowledge.catalog import is_image_pipeline
@@ -113,8 +113,11 @@ def solve(*, unknown: str, model: str | None = None, config: str | None = None, 
     from tools.levers import apply_practitioner_defaults
 
     solvers = {"max_context": s.max_context_that_fits, "max_batch": s.max_batch_that_fits}
+    if unknown == "max_params":
+        return _largest_model(gpu, gpu_memory_gb, headroom_fraction, apply_defaults, request)
     if unknown not in (*solvers, "min_gpu_count", "min_gpu_memory"):
-        raise InvalidInput("unknown", unknown, "max_context, max_batch, min_gpu_count, min_gpu_memory, best_gpu_by_cost")
+        raise InvalidInput("unknown", unknown,
+                           "max_context, max_batch, max_params, min_gpu_count, min_gpu_memory, best_gpu_by_cost")
     arch, vreq, _, mem = sizing(model, config, params_b, gpu, gpu_memory_gb, request)
     applied = []
     if apply_defaults:
@@ -127,6 +130,23 @@ def solve(*, unknown: str, model: str | None = None, config: str | None = None, 
         res = s.min_gpu_count(arch, vreq, mem, max_gpus, headroom_fraction)
     else:
         res = solvers[unknown](arch, vreq, mem, headroom_fraction)
+    return res.model_copy(update={"findings": applied + res.findings})
+
+
+def _largest_model(gpu: str | None, gpu_memory_gb: float | None, headroom_fraction: float, apply_defaults: bool,
+                   request: dict[str, Any]) -> Any:
+    """The largest model that fits on the GPU at the request's settings, and the catalog's language models
+    that fit (tools.solve.largest_model_that_fits)."""
+    from tools import solve as s
+    from tools.levers import apply_practitioner_defaults
+
+    _, vreq, _, mem = sizing(None, None, 1.0, gpu, gpu_memory_gb, request)
+    if mem is None:
+        raise InvalidCombination("solving for the largest model needs the GPU (--gpu NAME) or its memory (gpu_memory_gb)")
+    applied = []
+    if apply_defaults:
+        vreq, applied = apply_practitioner_defaults(vreq)
+    res = s.largest_model_that_fits(vreq, mem, [(m.name, m) for m in load_models()], headroom_fraction)
     return res.model_copy(update={"findings": applied + res.findings})
 
 

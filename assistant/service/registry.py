@@ -24,7 +24,7 @@ from knowledge import concepts
 from tools.errors import AdvisorError
 from tools.recommend import RecommendRequest
 from tools.schemas import PriceQuery, VramRequest
-from tools.solve import JobReplicasRequest, job_replicas
+from tools.solve import JobReplicasRequest, SolveResult, job_replicas
 from tools.throughput import SpeedRequest
 from tools.training import TrainRequest
 
@@ -105,6 +105,7 @@ class CostArgs(ImageShape, ModelRef):
     region: str | None = Field(None, description="region word or name the offer must be in ('europe', 'us-east')")
     engine: str | None = Field(None, description="serving engine (vllm, sglang, tensorrt-llm, llama.cpp ...)")
     hours: Num = Field(None, description="runtime in hours, if known")
+    budget_usd: Num = Field(None, ge=0, description="no hours and no model: the running hours this budget buys")
     method: Literal["full", "lora", "qlora"] | None = None
     dataset_tokens: Num = None
     examples: int | None = None
@@ -134,8 +135,8 @@ RecommendArgs = create_model("RecommendArgs", __base__=_RecommendRefs,
 
 
 class SolveArgs(VramArgs):
-    unknown: Literal["max_context", "max_batch", "min_gpu_count", "min_gpu_memory", "best_gpu_by_cost"] = Field(
-        description="what to solve for")
+    unknown: SolveResult.model_fields["unknown"].annotation = Field(  # type: ignore[valid-type]
+        description="what to solve for (max_params: the largest model that fits; no model needed)")
     max_gpus: int = Field(64, ge=1, le=4096, description="largest GPU count to try for min_gpu_count")
     workload: Literal["serve", "finetune"] | None = Field(None, description="best_gpu_by_cost: serving or a fine-tune")
     context_tokens: int | None = None

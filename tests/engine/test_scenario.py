@@ -75,3 +75,43 @@ def test_europe_only_for_an_image_job_leaves_only_european_offers():
     a = adv.ask("Flux dev se 10 hazar images, 1024 resolution. data sirf europe mein rehna chahiye. kaun sa provider?")
     [rec] = [c for c in a.tool_calls if c.name == "recommend_gpus"]
     assert rec.args["regions"] == ["europe"] and a.coherence["ok"], a.coherence
+
+
+def test_the_largest_model_that_fits_is_solved_without_a_model(tmp_path, monkeypatch):
+    # QLoRA on a 48 GB card at 2,048 tokens: the QLoRA paper fine-tuned a 65B model on one 48 GB GPU
+    # (Dettmers et al. 2023), so the largest size is about 65-80B and the 70B models fit, tightly
+    monkeypatch.setenv("GPU_ADVISOR_HOME", str(tmp_path))
+    from assistant.service import api
+
+    ans = api.advisor().ask("biggest model I can QLoRA finetune on a single 48GB card (A6000), seq 2048?")
+    (c,) = [c for c in ans.tool_calls if c.name == "solve_for"]
+    assert c.args["unknown"] == "max_params" and "model" not in c.args
+    assert 60 <= c.result["value"] <= 85
+    assert any("70B" in m["name"] for m in c.result["details"]["models"])
+    assert "Which model" not in ans.answer and "largest model that fits" in ans.answer
+
+
+def test_a_family_name_with_nothing_fitting_means_its_default_card():
+    # DeepSeek-V3 in FP8 is ~671 GB of weights: 8 x 80 GB cannot hold it, 16 can; 'H100' is the SXM card,
+    # not the 94 GB H100 NVL (8 of which would hold it)
+    q = understand_turn("How many H100 do we need for DeepSeek-V3 (671B) in FP8?", None)
+    q2, scen = resolve_scenarios(q, run_tool)
+    assert scen[0].gpu_choice is not None and scen[0].gpu_choice.chosen == "H100 SXM"
+    r = run_tool("solve_for", {"unknown": "min_gpu_count", "model": q2.model, "gpu": "H100 SXM",
+                               "weight_precision": "fp8"})
+    assert r["value"] == 16
+
+
+def test_the_hours_a_budget_buys_come_first_and_a_multi_gpu_only_provider_is_said(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPU_ADVISOR_HOME", str(tmp_path))
+    from assistant.service import api
+
+    ans = api.advisor().ask("How many hours of A100 80GB does $300 buy me on RunPod vs AWS?")
+    costs = [c for c in ans.tool_calls if c.name == "cost_estimator"]
+    assert len(costs) == 2 and all(c.args.get("budget_usd") == 300 and "hours" not in c.args for c in costs)
+    for c in costs:
+        hb, price = c.result["hours_for_budget"], c.result["offer"]["price_usd_per_hour"]
+        assert hb["hours"] * price <= 300 + 1e-6 and hb["hours"] * price > 300 - price  # within one hour's price
+    first = ans.answer.split("\n\n")[1]
+    assert first.startswith("**$300 buys") and "runpod" in first and "aws" in first
+    assert "smallest instance" in ans.answer  # AWS sells the A100 80GB as 8 in one p4de

@@ -146,3 +146,16 @@ def test_egress_question_without_a_gpu_job_through_the_service():
     assert u.egress_usd is None and u.findings[0].code == "egress_rate_unknown"
     with pytest.raises(Exception, match="Invalid provider"):
         api.transfer_cost(provider="nowhere", egress_gb=1)
+
+
+def test_hours_for_budget_never_cost_more_than_the_budget():
+    # $300 at $1.64/h billed per second buys 182.93 h; a provider billing whole hours sells 182 h;
+    # an unknown increment is counted as whole hours (the worst case the cost report bills)
+    from tools.cost import BillingPolicy, hours_for_budget
+
+    assert abs(hours_for_budget(300, 1.64, BillingPolicy(provider="p", increment_s=1)) - 300 / 1.64) < 1e-3
+    assert hours_for_budget(300, 1.64, BillingPolicy(provider="p", increment_s=3600)) == 182
+    assert hours_for_budget(300, 1.64, BillingPolicy(provider="p")) == 182
+    assert hours_for_budget(300, 1.64) == 300 / 1.64
+    with pytest.raises(ValueError):
+        hours_for_budget(300, 0)

@@ -154,3 +154,29 @@ def test_bad_inputs_are_named_never_a_traceback(call, field):
 
     with pytest.raises(InvalidInput, match=f"Invalid {field}"):
         api.solve(**call)
+
+
+def test_largest_model_is_the_memory_over_the_bytes_per_parameter():
+    # bf16 weights are 2 bytes a parameter: 85.9 GB (80 GiB) less the CUDA context, KV cache and
+    # activations of one 1,024-token sequence leaves room for about 40B; 8-bit weights double it
+    from tools.schemas import VramRequest
+    from tools.solve import largest_model_that_fits
+
+    bf16 = largest_model_that_fits(VramRequest(seq_len=1024), 85.9, [])
+    int8 = largest_model_that_fits(VramRequest(seq_len=1024, weight_precision="int8"), 85.9, [])
+    assert 36 <= bf16.value <= 42.9 and bf16.memory_gb <= 85.9
+    assert 1.8 <= int8.value / bf16.value <= 2.1
+    assert largest_model_that_fits(VramRequest(seq_len=1024), 0.5, []).solved is False
+
+
+def test_largest_model_lists_only_real_models_that_fit():
+    from knowledge.catalog import load_models
+    from tools.schemas import VramRequest
+    from tools.solve import largest_model_that_fits
+
+    r = largest_model_that_fits(VramRequest(seq_len=4096, weight_precision="int4"), 25.8,
+                                [(m.name, m) for m in load_models()])
+    models = r.details["models"]
+    assert models and all(m["memory_gb"] <= 25.8 for m in models)
+    assert [m["params_b"] for m in models] == sorted((m["params_b"] for m in models), reverse=True)
+    assert all(m["params_b"] <= r.value * 1.15 for m in models)  # the generic shape and real ones agree roughly

@@ -202,6 +202,24 @@ def _replicas_for_job(q: Query, done: Done, s: Sections) -> None:
     s.key_numbers[:] = [kn("num.gpu_count", job["gpus_total"], "int")] + [k for k in s.key_numbers if k.label != "num.gpu_count"]
 
 
+def _largest_model(cfg: dict[str, Any], r: dict[str, Any], base: dict[str, Any], s: Sections) -> None:
+    """The largest size that fits, the real models that do, and a tight fit said as tight."""
+    method = cfg.get("method", "inference")
+    how = {"code": "value.method_precision", "params": {"method": {"code": f"term.{method}"},
+                                                         "precision": cfg.get("weight_precision") or "bf16"}}
+    s.headline.append(Finding(code="solve.max_params", params=base | {
+        "value": f"{r['value']:g}B", "how": how, "seq": q_(cfg.get("seq_len"), "tokens")}))
+    models = (r.get("details") or {}).get("models") or []
+    if models:
+        s.headline.append(Finding(code="solve.max_params_models", params={
+            "names": [f"{m['name']} ({m['memory_gb']:.1f} GB)" for m in models]}))
+    s.key_numbers.append(kn("num.max_params", r["value"], "b"))
+    mem, need = r.get("gpu_memory_gb") or 0, r.get("memory_gb") or 0
+    if mem and need > 0.95 * mem:
+        s.headline.append(Finding(code="solve.max_params_tight"))
+    set_verdict(s, "yes")
+
+
 def _one_solution(q: Query, a: dict[str, Any], r: dict[str, Any], s: Sections) -> None:
     unknown, cfg = r["unknown"], r.get("config") or {}
     gpu = a.get("gpu") or (q.gpus[0] if q.gpus else (f"{q.gpu_memory_gb:g} GB" if q.gpu_memory_gb else ""))
@@ -223,7 +241,9 @@ def _one_solution(q: Query, a: dict[str, Any], r: dict[str, Any], s: Sections) -
         set_verdict(s, "no")
         return
     v = r.get("value")
-    if unknown == "max_context":
+    if unknown == "max_params":
+        _largest_model(cfg, r, base, s)
+    elif unknown == "max_context":
         code = "solve.max_context_window" if r.get("limited_by") == "model_max_context" else "solve.max_context"
         s.headline.append(Finding(code=code, params=base | {"value": q_(v, "tokens"), "batch": cfg.get("batch", 1)}))
         s.key_numbers.append(kn("num.max_context", v, "tokens"))

@@ -261,6 +261,10 @@ def cost_part(q: Query, done: Done, s: Sections) -> None:
         return
     for a, r in cs:
         note_data(s, r)
+        if r.get("only_larger_instance"):
+            li = r["only_larger_instance"]
+            s.notices.append(Finding(code="cost.only_larger_instance", params={
+                "gpu": a.get("gpu", ""), "provider": li["provider"], "n": li["gpus"], "instance": instance(li["instance"])}))
     if len(cs) == 1:
         a, r = cs[0]
         s.headline += _cost_headline(q, a, r)
@@ -326,6 +330,10 @@ def _cost_headline(q: Query, a: dict[str, Any], r: dict[str, Any]) -> list[Findi
             "basis": {"code": f"term.basis_{sv.get('basis', 'throughput_optimal')}"},
             "mtok1": q_(sv.get("usd_per_million_tokens_batch_1"), "usd_mtok"),
             "monthly": q_(sv.get("monthly_usd"), "usd_month")})] + _volume(sv)
+    if r.get("hours_for_budget"):  # "how many hours does $300 buy?": the hours first
+        hb = r["hours_for_budget"]
+        return [Finding(code="cost.budget_hours", params=base | {
+            "budget": q_(user_number(hb["budget_usd"]), "usd"), "hours": q_(hb["hours"], "h")})]
     out = []
     b = r.get("billing") or {}
     run = q_(r.get("runtime_hours"), "h")
@@ -363,7 +371,25 @@ def _cost_compare(q: Query, cs: list[tuple[dict, dict]], s: Sections) -> None:
             row.append(None if k is None else q_(k.value, k.unit) if k.unit else k.value)
         rows.append(row)
     s.tables.append(Table(title=Finding(code="table.cost_compare"), columns=["col.metric"] + items, rows=rows))
-    s.headline += _cheapest_of(q, cs, items, serve)
+    if all(r.get("hours_for_budget") for _, r in cs):
+        s.headline += _most_hours_for_budget(cs, items)
+    else:
+        s.headline += _cheapest_of(q, cs, items, serve)
+
+
+def _most_hours_for_budget(cs: list[tuple[dict, dict]], items: list[str]) -> list[Finding]:
+    """One budget at several offers: the most GPU-hours it buys wins (the hours x the GPUs in the instance)."""
+    items = [i if (r.get("offer") or {}).get("provider", "") in i else f"{i} ({(r.get('offer') or {}).get('provider', '')})"
+             for i, (_, r) in zip(items, cs)]  # the providers are what is weighed
+    got = sorted(zip(cs, items), key=lambda x: -x[0][1]["hours_for_budget"]["gpu_hours"])
+    (_, best), item = got[0]
+    hb = best["hours_for_budget"]
+    return [Finding(code="cost.budget_hours_best", params={
+        "budget": q_(user_number(hb["budget_usd"]), "usd"), "item": item, "hours": q_(hb["hours"], "h"),
+        "gpu_hours": q_(hb["gpu_hours"], "gpu_h"),
+        "others": [{"code": "cost.budget_hours_other", "params": {
+            "item": it, "hours": q_(r["hours_for_budget"]["hours"], "h"),
+            "gpu_hours": q_(r["hours_for_budget"]["gpu_hours"], "gpu_h")}} for (_, r), it in got[1:]]})]
 
 
 def _cheapest_of(q: Query, cs: list[tuple[dict, dict]], items: list[str], serve: bool) -> list[Finding]:
@@ -389,6 +415,8 @@ def _cheapest_of(q: Query, cs: list[tuple[dict, dict]], items: list[str], serve:
 def _budget(q: Query, cs: list[tuple[dict, dict]], s: Sections) -> None:
     if q.budget_usd_total:
         for a, r in cs:
+            if r.get("hours_for_budget"):
+                continue  # the budget set the hours: "within the budget" would only repeat it
             total = r.get("total_usd", r.get("on_demand_cost_usd"))
             if total is None:
                 continue
