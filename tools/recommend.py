@@ -168,12 +168,8 @@ def recommend(a: ModelArch, req: RecommendRequest, offers: list[GpuOffer], gpus:
         except AdvisorError as exc:
             rule_out(gid, n, f"{n} x {g.name}: {exc}")
             continue
-        if opt.get("ruled_out"):
-            rule_out(gid, n, opt["ruled_out"], opt.get("citation", ""))
-            continue
-        over = _over_budget(req, opt)
-        if over:
-            rule_out(gid, n, f"{n} x {g.name}: {over}")
+        if opt.get("ruled_out") or _over_budget(req, opt):
+            rule_out(gid, n, opt.get("ruled_out") or f"{n} x {g.name}: {_over_budget(req, opt)}", opt.get("citation", ""))
             continue
         fits_with.setdefault(gid, n)
         ruled.pop(gid, None)

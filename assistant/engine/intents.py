@@ -54,6 +54,7 @@ def finalize(q: Query, keep_intents: list[str] | None = None) -> Query:
         if (len(q.providers) >= 2 or len(q.gpus) >= 2 or q.setting_alternatives) and "compare" not in q.intents:
             q.intents.append("compare")  # "what about lambda and nebius", "int8 then, is that quicker?": side by side
         _implied(q, q.intents, cue_set("intent_cues", t), t)
+        _pricing_follow_up(q)
     _explain_or_observe(t, q)
     _default_method(q)
     _check_ranges(q)
@@ -78,6 +79,15 @@ def _assumed_model(t: str, q: Query) -> None:
         return
     if patterns("llm_use").search(t):
         q.model, q.model_assumed = EXAMPLE_MODEL, True
+
+
+def _pricing_follow_up(q: Query) -> None:
+    """"And on spot?", "what about in Europe?" after a fit: a follow-up that only adds where or how to rent
+    asks for the offers under it; the fit alone would repeat the last answer."""
+    new = set(q.facts()) - set(q.carried)
+    if new & {"spot", "both_pricing", "providers", "regions"} and q.has_gpu and \
+            not set(q.intents) & {"prices", "cost", "recommend"}:
+        q.intents.append("prices")
 
 
 def _request_rates(t: str, q: Query) -> None:

@@ -198,6 +198,9 @@ def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
         if re.search(rf"(?:{patterns('claim_cues').pattern})[^.?!]{{0,40}}$", left):
             return ("_claimed", v)  # "a blog claiming an H100 does 3000 tok/s": a figure to check, not a target (reported)
         return ("min_tokens_per_s", v)
+    if re.search(rf"(?:{_unit('tps').pattern})\s*(?:(?:is|are|was|=|:|hai|ہے)\s*"
+                 r"(?:only|just|about|around|roughly|barely|~|sirf|صرف)?|only|just|barely|sirf|صرف)\s*$", left):
+        return ("min_tokens_per_s", v)  # "my tokens/s is only 12": the unit written before the figure
     cur = patterns("other_currency").pattern
     if re.match(rf"\s*{cur}(?:\W|$)", right) or re.search(rf"(?<![a-z]){cur}\s*$", left):
         return ("_other_currency", v)  # no exchange rate in the data: reported, never converted

@@ -9,7 +9,7 @@ from __future__ import annotations
 __all__ = ["INTENTS", "NUMBER_FACTS", "SOLVE_FOR", "Query", "merge"]
 
 import re
-from typing import get_args, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field, create_model
 
@@ -125,6 +125,8 @@ class _QueryFields(BaseModel):
     asked_before: list[Intent] = Field(default_factory=list,
                                        description="after an off-topic aside: the intents of the thread's last question")
     carried: list[str] = Field(default_factory=list, description="facts carried over from earlier turns")
+    changed: dict[str, Any] = Field(default_factory=dict, description="facts this follow-up changed: field -> "
+                                    "the earlier value (the answer says what changed, not only the new figures)")
     not_used: list[str] = Field(default_factory=list, description="numbers or names of the question not used")
     number_uses: dict[str, str] = Field(default_factory=dict, description="each number as written -> the fact it filled")
     out_of_range: list[str] = Field(default_factory=list, description="values named as out of range")
@@ -229,6 +231,9 @@ def merge(prev: Query, new: Query) -> Query:
         data["both_pricing"] = new.both_pricing
     intents = list(new.intents) if _asks_something(new) else list(prev.intents)
     data["setting_alternatives"] = _weighed_against_before(prev, new, stated)  # finalize then adds "compare"
+    before = prev.facts()
+    data["changed"] = {k: before[k] for k, v in stated.items() if k in before and before[k] != v
+                       and isinstance(before[k], (int, float, str, bool)) and k not in ("model_text", "text")}
     data.update(intents=intents, lang=new.lang, answer_lang=new.answer_lang, followup=True, text=new.text,
                 carried=sorted(set(carried)), not_used=new.not_used, out_of_range=new.out_of_range,
                 injection=new.injection)

@@ -13,7 +13,7 @@ from tools.cost import (BillingPolicy, CostInputs, ProviderRates, ServingRequest
 from assistant.service.images import image_cost
 from knowledge.catalog import is_image_pipeline
 from tools.errors import InvalidCombination, InvalidInput
-from tools.schemas import validated
+from tools.schemas import PriceResult, validated
 from assistant.service.models import resolve_model_arch, speed, train_time
 from assistant.service.offers import (catalog_info, catalog_refresh, data_date, offers_and_billing,  # noqa: F401
                                      price_db, prices, providers_in_data)
@@ -64,29 +64,11 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
     egress_gb = _finite_nonneg("egress_gb", egress_gb, 1e9)
     months_v = _finite_nonneg("months", months, 1200) if months is not None else 1.0
     sa = validated(SpotAssumptions, **{k: v for k, v in spot.items() if v is not None})
-    res_od = prices(gpu=gpu, gpus=n, provider=provider, region=region, pricing="on-demand", limit=1)
-    res_spot = prices(gpu=gpu, gpus=n, provider=provider, region=region, pricing="spot", limit=1)
-    only_larger = None
-    if gpus is None and not (res_od.offers or res_spot.offers) and price_usd_per_hour is None:
-        # "an A100 80GB at AWS": sold only as 8 in one instance (p4de): the smallest instance that has it
-        larger = prices(gpu=gpu, min_gpus=2, provider=provider, region=region, pricing="on-demand", limit=1,
-                        sort="instance-hour")
-        if larger.offers:
-            n, res_od = larger.offers[0].gpu_count, larger
-            res_spot = prices(gpu=gpu, gpus=n, provider=provider, region=region, pricing="spot", limit=1)
-            only_larger = {"gpus": n, "instance": larger.offers[0].instance_type, "provider": larger.offers[0].provider}
+    n, res_od, res_spot, only_larger = _cost_offers(gpu, n, gpus is None and price_usd_per_hour is None,
+                                                    provider, region)
     offer = res_od.offers[0] if res_od.offers else None
     spot_offer = res_spot.offers[0] if res_spot.offers else None
-    if price_usd_per_hour is not None:
-        price = _finite_nonneg("price_usd_per_hour", price_usd_per_hour, 1e6)
-        prov = (provider or "").lower() or None
-    elif offer is not None:
-        price, prov = offer.price_usd_per_hour, offer.provider
-    elif spot_offer is None:
-        raise InvalidCombination(f"no offer in the catalog matches {n} x {gpu}"
-                                 + (f" at {provider}" if provider else "") + "; give --price-usd-per-hour")
-    else:
-        price, prov = None, spot_offer.provider
+    price, prov = _hourly_price(price_usd_per_hour, provider, offer, spot_offer, f"{n} x {gpu}")
     inputs: dict[str, Any] = dict(
         gpu=gpu, gpus=n, price_usd_per_hour=price, price_given=price_usd_per_hour is not None,
         provider_filter=provider, rates=ProviderRates.of(prov, load_providers().get(prov or "", {})),
@@ -125,6 +107,36 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
         head_keys = ("gpu", "gpus", "offer", "spot_offer")
         rep = {k: rep[k] for k in head_keys} | {"training": training} | {k: v for k, v in rep.items() if k not in head_keys}
     return head | rep
+
+
+def _hourly_price(given: Any, provider: str | None, offer: Any, spot_offer: Any, what: str
+                  ) -> tuple[float | None, str | None]:
+    """(on-demand $/h, provider): the price given, else the offer's; spot only: no on-demand price."""
+    if given is not None:
+        return _finite_nonneg("price_usd_per_hour", given, 1e6), (provider or "").lower() or None
+    if offer is not None:
+        return offer.price_usd_per_hour, offer.provider
+    if spot_offer is None:
+        raise InvalidCombination(f"no offer in the catalog matches {what}" + (f" at {provider}" if provider else "")
+                                 + "; give --price-usd-per-hour")
+    return None, spot_offer.provider
+
+
+def _cost_offers(gpu: str, n: int, any_count: bool, provider: str | None, region: str | None
+                 ) -> tuple[int, PriceResult, PriceResult, dict[str, Any] | None]:
+    """(GPU count, on-demand and spot offers, the larger instance taken): n GPUs, else, when no count was
+    given, the smallest instance that has the GPU ("an A100 80GB at AWS" is sold only as 8, in a p4de)."""
+    res_od = prices(gpu=gpu, gpus=n, provider=provider, region=region, pricing="on-demand", limit=1)
+    res_spot = prices(gpu=gpu, gpus=n, provider=provider, region=region, pricing="spot", limit=1)
+    if not any_count or res_od.offers or res_spot.offers:
+        return n, res_od, res_spot, None
+    larger = prices(gpu=gpu, min_gpus=2, provider=provider, region=region, pricing="on-demand", limit=1,
+                    sort="instance-hour")
+    if not larger.offers:
+        return n, res_od, res_spot, None
+    o = larger.offers[0]
+    res_spot = prices(gpu=gpu, gpus=o.gpu_count, provider=provider, region=region, pricing="spot", limit=1)
+    return o.gpu_count, larger, res_spot, {"gpus": o.gpu_count, "instance": o.instance_type, "provider": o.provider}
 
 
 def _budget_hours(budget_usd: Any, price: float | None, provider: str | None) -> float:

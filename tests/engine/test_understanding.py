@@ -1009,3 +1009,26 @@ def test_a_correction_in_a_follow_up_replaces_the_value(turns, field, value):
 
     q = understand_dialogue(turns)
     assert getattr(q, field) == value and not q.not_used
+
+
+def test_a_follow_up_says_what_it_changed():
+    from assistant.engine.understand import understand_turn
+
+    first = understand_turn("Can I serve Llama 3.1 8B on an L4 with 8k context?", None)
+    second = understand_turn("what about 32k context?", first)
+    assert second.context_tokens == 32768 and second.changed == {"context_tokens": 8192}
+    assert "context_tokens" not in second.carried
+
+
+def test_a_follow_up_that_only_adds_spot_asks_for_the_offers():
+    from assistant.engine.understand import understand_turn
+
+    first = understand_turn("Can I serve Llama 3.1 8B fp8 on an L4 with 8k context?", None)
+    second = understand_turn("and on spot?", first)
+    assert second.spot is True and "prices" in second.intents
+
+
+def test_a_speed_written_after_its_unit_is_an_observation():
+    # "my tokens/s is only 12 ... normal??": 12 is what the user sees, weighed against the estimate
+    q = understand("my tokens/s is only 12 on an A10G running llama 3.1 8b with transformers in fp16. normal??")
+    assert q.observed and q.observed_tokens_per_s == 12 and q.min_tokens_per_s is None

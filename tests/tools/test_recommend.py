@@ -109,3 +109,23 @@ def test_chart_series_line_up_with_the_options():
     c = r.chart
     assert len(c["options"]) == len(c["cost"]) == len(c["throughput_tokens_per_s"]) == len(r.options)
     assert all("weights" in m for m in c["memory_components_gb"])
+
+
+def test_a_budget_cap_drops_dearer_options_and_says_why(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPU_ADVISOR_HOME", str(tmp_path))
+    from assistant.service.api import recommend
+
+    r = recommend(model="mistral-7b", workload="serve", max_usd_per_hour=0.30)
+    assert r.options and all(o["price_usd_per_hour"] <= 0.30 for o in r.options)
+    assert any("over the budget of $0.30/h" in x["reason"] for x in r.rejected)
+    free = recommend(model="mistral-7b", workload="serve")
+    assert any(o["price_usd_per_hour"] > 0.30 for o in free.options)  # the cap is what removed them
+
+
+def test_the_largest_objective_ranks_by_memory_within_the_budget(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPU_ADVISOR_HOME", str(tmp_path))
+    from assistant.service.api import recommend
+
+    r = recommend(model="llama-3.1-8b", workload="serve", objective="largest", max_usd_per_hour=500 / 730)
+    mem = [o["gpu_memory_gb"] * o["gpu_count"] for o in r.options]
+    assert mem == sorted(mem, reverse=True) and all(o["monthly_usd"] <= 500 + 1e-6 for o in r.options)

@@ -320,10 +320,25 @@ def understood(q: Query, done: Done | None = None) -> list[Finding]:
                            params={"v": {"code": "term.on" if q.grad_checkpointing else "term.off"}}))
     if q.solve_for:
         out.append(Finding(code="u.solve_for", params={"what": {"code": f"term.{q.solve_for}"}}))
+    if q.changed:
+        out.append(Finding(code="u.changed", params={"items": [
+            {"code": "u.changed_item", "params": {"field": {"code": _CARRIED_LABEL.get(f, f"field.{f}")},
+                                                  "was": _was(f, v)}} for f, v in q.changed.items()]}))
     if q.carried:
         out.append(Finding(code="u.carried", params={"fields": [{"code": _CARRIED_LABEL.get(f, f"field.{f}")}
                                                                 for f in q.carried]}))
     return out
+
+
+def _was(field: str, v: Any) -> Any:
+    """An earlier value as the answer shows it: a yes/no as a word, a model by its name, a number as written."""
+    if isinstance(v, bool):
+        return {"code": "term.on" if v else "term.off"}
+    if field == "model" and isinstance(v, str):
+        return catalog_model_name(v)
+    if isinstance(v, float) and v.is_integer():
+        return int(v)
+    return v
 
 
 _CARRIED_LABEL = {"gpus": "field.gpu", "gpu_unknown": "field.gpu", "model_unknown": "field.model"}
