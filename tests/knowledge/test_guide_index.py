@@ -58,3 +58,15 @@ def test_tokenizer_normalises_scripts_and_digits():
     assert "24gb" in tokenize("۲۴GB")
     assert tokenize("the of and") == []
     assert search_guide("   ") == []
+
+
+def test_bm25_worked_by_hand():
+    # N = 3 documents, avgdl = 2. idf(c) = ln(3 - 1 + 0.5) - ln(1 + 0.5) = 0.5108; "b" is in 2 of 3, so its idf
+    # ln(1.5) - ln(2.5) = -0.5108 is floored at 0.25 x the mean idf (0.5108 x 2 / 4 = 0.2554) = 0.0639.
+    # score(d2, [c]) = 0.5108 x 2 x 2.5 / (2 + 1.5 x (0.25 + 0.75 x 3 / 2)) = 0.5108 x 5 / 4.0625 = 0.6287
+    from knowledge.guide_index import BM25Okapi
+
+    bm = BM25Okapi([["a", "b"], ["b", "c", "c"], ["d"]])
+    assert abs(bm.idf["b"] - 0.0639) < 1e-3
+    s = bm.get_scores(["c"])
+    assert abs(s[1] - 0.6287) < 1e-3 and s[0] == 0 and s[2] == 0
