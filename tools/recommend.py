@@ -94,6 +94,7 @@ class Recommendation(BaseModel):
     chart: dict[str, list] = {}
     assumptions: list[str] = []
     citations: list[str] = []
+    over_budget: list[dict[str, Any]] = []  # nothing within the budget: the cheapest options it ruled out
 
 
 def cheapest_offer(offers: list[GpuOffer], key: str) -> GpuOffer | None:
@@ -130,6 +131,7 @@ def recommend(a: ModelArch, req: RecommendRequest, offers: list[GpuOffer], gpus:
     ruled: dict[str, dict[str, Any]] = {}
     rejected: list[dict[str, str]] = []
     fits_with: dict[str, int] = {}  # smallest GPU count that fits, per GPU type
+    over: list[dict[str, Any]] = []  # fit, but over the budget
 
     def rule_out(gid: str, n: int, reason: str, cite: str = "") -> None:
         rejected.append({"option": f"{n} x {gpus[gid].name}", "reason": reason})
@@ -170,6 +172,7 @@ def recommend(a: ModelArch, req: RecommendRequest, offers: list[GpuOffer], gpus:
             continue
         if opt.get("ruled_out") or _over_budget(req, opt):
             rule_out(gid, n, opt.get("ruled_out") or f"{n} x {g.name}: {_over_budget(req, opt)}", opt.get("citation", ""))
+            over += [opt] if not opt.get("ruled_out") else []
             continue
         fits_with.setdefault(gid, n)
         ruled.pop(gid, None)
@@ -177,7 +180,8 @@ def recommend(a: ModelArch, req: RecommendRequest, offers: list[GpuOffer], gpus:
         options.append(opt)
 
     rec = _ranked(a, req, options, ruled)
-    return rec.model_copy(update={"rejected": rejected + rec.rejected})
+    dearer = sorted(over, key=lambda o: o["rank_cost"])[:3] if not rec.options else []
+    return rec.model_copy(update={"rejected": rejected + rec.rejected, "over_budget": dearer})
 
 
 def _over_budget(req: RecommendRequest, opt: dict[str, Any]) -> str:

@@ -40,6 +40,7 @@ def finalize(q: Query, keep_intents: list[str] | None = None) -> Query:
     `keep_intents`: a follow-up whose words ask for nothing new keeps the thread's intents."""
     t = normalise(q.text)
     _request_rates(t, q)
+    _daily_users(t, q)
     if q.concurrent_users and patterns("at_once").search(t):
         q.users_at_once = True  # kept by a follow-up that changes only the count
     _assumed_model(t, q)
@@ -88,6 +89,27 @@ def _pricing_follow_up(q: Query) -> None:
     if new & {"spot", "both_pricing", "providers", "regions"} and q.has_gpu and \
             not set(q.intents) & {"prices", "cost", "recommend"}:
         q.intents.append("prices")
+
+
+# "1,000 users a day" with no request count: each is sized as a short chat of this many requests (an assumption
+# the answer states; "5 messages each" in the question replaces it)
+REQUESTS_PER_DAILY_USER = 10
+
+
+def _daily_users(t: str, q: Query) -> None:
+    """"روزانہ 1000 یوزرز", "1k daily users", "300 users per day": people a day, not people at once; their
+    requests a day feed Little's law like any request rate."""
+    if not q.concurrent_users or q.users_at_once or q.requests_per_day or q.requests_per_hour or q.requests_per_minute:
+        return
+    written = next((w for w, f in q.number_uses.items() if f == "concurrent_users"), None)
+    at = t.find(normalise(written)) if written else -1
+    if at < 0:
+        return
+    after, before = t[at + len(normalise(written)):], t[max(0, at - 40):at]
+    if patterns("daily_users_after").match(after) or patterns("daily_users_before").search(before):
+        q.daily_users, q.concurrent_users = q.concurrent_users, None
+        q.requests_per_day = float(q.daily_users * REQUESTS_PER_DAILY_USER)
+        q.number_uses[written] = "daily_users"
 
 
 def _request_rates(t: str, q: Query) -> None:

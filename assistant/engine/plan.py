@@ -285,6 +285,11 @@ def _price_calls(q: Query) -> list[Call]:
     return out
 
 
+# A day's traffic is sized for its peak, taken as the 24-hour average x 24 / 8 (most of a day's chats arrive in
+# about eight busy hours); the recommender's load assumption states the factor.
+DAILY_PEAK_FACTOR = 3.0
+
+
 def _load(q: Query) -> dict[str, Any]:
     """Users said to be at once are sequences decoded at once; users alone ("for 40 developers") are users
     online, each sending a request a think time after the last reply: the recommender turns them into
@@ -303,6 +308,8 @@ def _recommend_args(q: Query) -> dict[str, Any]:
     else:
         # no load given: the recommender prices at the throughput-optimal batch and at batch 1, both labelled
         rate = {f: getattr(q, f) for f in TRAFFIC_FIELDS if f.startswith("requests_per_") and getattr(q, f)}
+        if "requests_per_day" in rate:  # a day's requests mostly arrive in ~8 busy hours: 24 / 8 = 3x the average
+            rate["peak_factor"] = DAILY_PEAK_FACTOR
         a |= {"workload": "serve", "context_tokens": context_of(q)} | \
             (rate | {k: v for k, v in (("prompt_tokens", q.prompt_tokens), ("output_tokens", q.output_tokens)) if v}
              if rate and not q.concurrent_users else _load(q))

@@ -18,6 +18,9 @@ def second_round(q: Query, done: Done) -> list[Call]:
     if q.explain:
         return []  # an explanation with its worked number: no ways forward, no offers to rent
     names = [d[0] for d in done]
+    lower = _lower_precisions(q, done)
+    if lower:
+        return lower
     if "way_forward" not in names and not _image_levers_done(q, done):
         forward = _way_forward(q, done)
         if forward:
@@ -34,6 +37,24 @@ def second_round(q: Query, done: Done) -> list[Call]:
                  "provider": ",".join(q.providers) or None, "region": q.regions[0] if q.regions else None}
             return [{"name": "price_query", "args": {k: x for k, x in a.items() if x is not None}}]
     return []
+
+
+# No precision stated and nothing fits at 16-bit: what practitioners deploy next (FP8 on cards with FP8
+# tensor cores, else weight-only; then 4-bit AWQ/GPTQ), tried by the recommender in this order.
+LOWER_PRECISIONS = ["fp8", "int4"]
+
+
+def _lower_precisions(q: Query, done: Done) -> list[Call]:
+    """"How would you serve Llama 3.1 405B?": nothing fits at bf16 on up to 8 GPUs, so the recommendation is
+    asked again at FP8, then 4-bit, before any lever, and the answer says the precision was lowered."""
+    recs = [(a, r) for n, a, r in done if n == "recommend_gpus" and isinstance(r, dict)]
+    if q.precision or not recs or any(a.get("precisions") for a, _ in recs) or is_training(q):
+        return []
+    a, r = recs[0]
+    if r.get("options") or r.get("over_budget") or r.get("status") == "needs_input" or \
+            a.get("workload") not in (None, "serve"):
+        return []
+    return [{"name": "recommend_gpus", "args": a | {"precisions": LOWER_PRECISIONS}}]
 
 
 def _speed_at_solved_batch(q: Query, done: Done) -> list[Call]:
@@ -119,7 +140,8 @@ def _way_forward(q: Query, done: Done) -> list[Call]:
         elif name == "solve_for" and r.get("solved") is False and args.get("unknown") != "best_gpu_by_cost" and \
                 (args.get("gpu") or args.get("gpu_memory_gb")):
             out.append({"name": "way_forward", "args": {k: v for k, v in args.items() if k not in ("unknown", "max_gpus")}})
-        elif name == "recommend_gpus" and not r.get("options") and r.get("status") != "needs_input" and model_args(q):
+        elif name == "recommend_gpus" and not r.get("options") and r.get("status") != "needs_input" and model_args(q) \
+                and not any(x.get("options") or x.get("over_budget") for n, _, x in done if n == "recommend_gpus"):
             out.append({"name": "way_forward", "args": vram_args(q) | _goal(q)})
         elif name == "speed_estimator":
             out += _speed_forward(q, args, r)

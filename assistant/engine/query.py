@@ -67,6 +67,7 @@ NUMBER_FACTS: dict[str, tuple[type, str]] = {
     "min_tokens_per_s": (float, "per-user decode speed target, tokens/s"),
     "tokens_per_day": (float, "tokens an endpoint must write a day (a serving volume)"),
     "requests_per_day": (float, "requests (chats, queries) the service gets a day"),
+    "daily_users": (int, "people who use the service in a day (sized as REQUESTS_PER_DAILY_USER requests each)"),
     "requests_per_hour": (float, "requests the service gets an hour"),
     "requests_per_minute": (float, "requests the service gets a minute"),
     "lora_rank": (int, "LoRA adapter rank"),

@@ -115,3 +115,30 @@ def test_the_hours_a_budget_buys_come_first_and_a_multi_gpu_only_provider_is_sai
     first = ans.answer.split("\n\n")[1]
     assert first.startswith("**$300 buys") and "runpod" in first and "aws" in first
     assert "smallest instance" in ans.answer  # AWS sells the A100 80GB as 8 in one p4de
+
+
+def test_nothing_at_16_bit_is_recommended_at_fp8_or_4_bit_and_says_so(tmp_path, monkeypatch):
+    # Llama 3.1 405B in bf16 is ~810 GB of weights: no box of up to 8 GPUs in the catalog holds it with room
+    # for the KV cache; at FP8 (~405 GB) or 4-bit (~203 GB) 4-8 80 GB GPUs do
+    monkeypatch.setenv("GPU_ADVISOR_HOME", str(tmp_path))
+    from assistant.service import api
+
+    ans = api.advisor().ask("How would you set up inference for Llama 3.1 405B? Which GPUs, precision, parallelism?")
+    recs = [c for c in ans.tool_calls if c.name == "recommend_gpus"]
+    assert len(recs) == 2 and not recs[0].result["options"] and recs[1].args["precisions"] == ["fp8", "int4"]
+    assert all(o["precision"] in ("fp8", "int4") for o in recs[1].result["options"])
+    assert "16-bit" in ans.answer and "Weight precision" in ans.answer
+    assert not [c for c in ans.tool_calls if c.name == "way_forward"]  # options exist: no levers on a B300
+
+
+def test_over_budget_says_the_cheapest_that_works(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPU_ADVISOR_HOME", str(tmp_path))
+    from assistant.service import api
+
+    ans = api.advisor().ask("serve Llama 3.1 70B for 50 users at the same time, budget $300 a month, which GPU?")
+    # 70B in bf16 (~141 GB of weights) for 50 sequences needs several 80 GB GPUs: thousands a month, not $300
+    (rec,) = [c for c in ans.tool_calls if c.name == "recommend_gpus"][:1]
+    assert rec.args["max_usd_per_hour"] == round(300 / 730, 6) and not rec.result["options"]
+    cheapest = rec.result["over_budget"][0]
+    assert cheapest["monthly_usd"] > 300 and cheapest["gpu_count"] >= 2
+    assert ans.answer.split("\n\n")[1].startswith("**Nothing fits within")

@@ -1032,3 +1032,15 @@ def test_a_speed_written_after_its_unit_is_an_observation():
     # "my tokens/s is only 12 ... normal??": 12 is what the user sees, weighed against the estimate
     q = understand("my tokens/s is only 12 on an A10G running llama 3.1 8b with transformers in fp16. normal??")
     assert q.observed and q.observed_tokens_per_s == 12 and q.min_tokens_per_s is None
+
+
+@pytest.mark.parametrize("text, users", [
+    ("ہمارا سٹارٹ اپ اردو چیٹ بوٹ بنانا چاہتا ہے، روزانہ تقریباً 1000 یوزرز، بجٹ 500 ڈالر ماہانہ۔ کون سا GPU لیں؟", 1000),
+    ("serve llama 3.1 8b for 300 users per day", 300),
+])
+def test_users_a_day_are_a_request_rate_not_users_at_once(text, users):
+    from assistant.engine.intents import REQUESTS_PER_DAILY_USER
+
+    q = understand(text)
+    assert q.daily_users == users and q.concurrent_users is None
+    assert q.requests_per_day == users * REQUESTS_PER_DAILY_USER

@@ -28,6 +28,7 @@ from assistant.engine.compose.memory import fit_part, speed_part, train_part
 from assistant.engine.compose.money import cost_part, prices_part
 from assistant.engine.compose.recommend import recommend_part
 from assistant.engine.plan_args import named_format
+from assistant.engine.intents import REQUESTS_PER_DAILY_USER
 from assistant.engine.query import NUMBER_FACTS, Query
 from assistant.engine.render.catalog import message
 from knowledge.catalog import is_image_pipeline
@@ -55,6 +56,10 @@ def compose(query: Query, done: Done, scenarios: list[dict[str, Any]] | None = N
         for f, v in query.invalid_numbers.items()]
     if query.injection:
         s.notices.append(Finding(code="notice.injection"))
+    if query.daily_users and query.requests_per_day:
+        s.assumptions.append(Finding(code="assume.daily_users", params={
+            "users": q_(query.daily_users, "int"), "per": REQUESTS_PER_DAILY_USER,
+            "total": q_(query.requests_per_day, "int")}))
     if query.model_assumed and query.model:
         s.notices.append(Finding(code="notice.model_assumed", params={"name": catalog_model_name(query.model)}))
     if query.unpriced_alternative and query.intent not in ("help", "out_of_scope"):
@@ -350,7 +355,7 @@ _QUANTITIES = (("context_tokens", "u.context", "tokens"), ("prompt_tokens", "u.p
                ("budget_usd_total", "u.budget_total", "usd"), ("budget_usd_per_hour", "u.budget_hour", "usd_h"),
                ("deadline_hours", "u.deadline", "h"), ("min_tokens_per_s", "u.speed_target", "tok_s"),
                ("tokens_per_day", "u.tokens_per_day", "tokens"),
-               ("requests_per_day", "u.requests_per_day", "int"), ("requests_per_hour", "u.requests_per_hour", "int"),
+               ("daily_users", "u.daily_users", "int"), ("requests_per_day", "u.requests_per_day", "int"), ("requests_per_hour", "u.requests_per_hour", "int"),
                ("requests_per_minute", "u.requests_per_minute", "int"),
                ("host_ram_gb", "u.host_ram", "gb"),
                ("lora_rank", "u.lora_rank", "int"), ("storage_gb", "u.storage", "gb"), ("egress_gb", "u.egress", "gb"),

@@ -52,7 +52,11 @@ def kn(label: str, value: Any, unit: str = "", note: Finding | None = None) -> K
 
 
 def q_(v: Any, u: str) -> dict[str, Any]:
-    """A quantity parameter for a message: rendered with its unit in the answer's language."""
+    """A quantity parameter for a message: rendered with its unit in the answer's language. A whole float is
+    kept as an int, so the stored answer renders the same after a round trip through the browser's JSON
+    (JavaScript has one number type: 60.0 comes back as 60, which would read "60 s" where "60.0 s" was shown)."""
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
+        v = int(v)
     return {"v": v, "u": u}
 
 

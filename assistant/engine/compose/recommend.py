@@ -38,7 +38,7 @@ def _image_numbers(o: dict[str, Any]) -> list:
     return out + [kn("num.price_h", o.get("price_usd_per_hour"), "usd_h")]
 
 
-def _numbers(o: dict[str, Any], train: bool) -> list:
+def _numbers(o: dict[str, Any], train: bool, precisions: set[str] = frozenset()) -> list:
     if str(o.get("kind", "")).startswith("image"):
         return _image_numbers(o)
     out = [kn("num.memory_per_gpu", {"code": "value.of", "params": {"a": q_(o.get("vram_per_gpu_gb"), "gb"),
@@ -50,6 +50,8 @@ def _numbers(o: dict[str, Any], train: bool) -> list:
         out.append(kn("num.price_h", o.get("price_usd_per_hour"), "usd_h"))
         return out
     basis = {"code": f"term.basis_{o.get('serving_basis') or 'throughput_optimal'}"}
+    if len(precisions) > 1:  # several precisions among the options: each one's is a row
+        out.append(kn("num.weight_precision", o.get("precision") or "bf16"))
     out += [kn("num.per_user", o.get("tokens_per_s_per_user"), "tok_s"),
             kn("num.total_throughput", o.get("tokens_per_s"), "tok_s"),
             kn("num.usd_mtok_load", o.get("usd_per_million_tokens"), "usd_mtok",
@@ -101,7 +103,9 @@ def recommend_part(q: Query, done: Done, s: Sections) -> None:
     rec = results(done, "recommend_gpus")
     if not rec:
         return
-    a, r = rec[0]
+    a, r = next(((x, y) for x, y in rec if y.get("options")), rec[0])
+    if r is not rec[0][1] and a.get("precisions"):  # the first found nothing at 16-bit: the lower precisions did
+        s.notices.append(Finding(code="rec.lowered_precision", params={"precisions": list(a["precisions"])}))
     train = a.get("workload") == "finetune" or any(o.get("hours") is not None for o in r.get("options") or [])
     if r.get("status") == "needs_input":
         s.headline.append(Finding(code="rec.missing",
@@ -115,7 +119,16 @@ def recommend_part(q: Query, done: Done, s: Sections) -> None:
             s.data_date = d
     if not opts and _invalid_value(done):
         return  # everything was ruled out by a value the tools refuse: the notice says which, not "nothing fits"
-    if not opts:
+    if not opts and r.get("over_budget"):  # it fits, only not within the budget: the cheapest that works, said
+        cheapest = r["over_budget"][0]
+        s.headline.append(Finding(code="rec.over_budget", params={
+            "n": cheapest.get("gpu_count") or 1, "gpu": cheapest.get("gpu", ""),
+            "provider": (cheapest.get("offer") or {}).get("provider", ""),
+            "price": q_(cheapest.get("price_usd_per_hour"), "usd_h"), "monthly": q_(cheapest.get("monthly_usd"), "usd_month"),
+            "cap": q_(a.get("max_usd_per_hour"), "usd_h"), "replicas": cheapest.get("replicas") or 1}))
+        set_verdict(s, "no")
+        s.options += [Option(title=_title(o), numbers=_numbers(o, train), offer=o.get("offer")) for o in r["over_budget"]]
+    elif not opts:
         s.headline.append(Finding(code="rec.nothing_fits"))
         set_verdict(s, "no")
         if not results(done, "way_forward"):
@@ -144,7 +157,9 @@ def recommend_part(q: Query, done: Done, s: Sections) -> None:
         if best.get("load"):
             s.assumptions.append(_load_assumption(best["load"], a))
         set_verdict(s, "yes")
-        s.options += [Option(title=_title(o), numbers=_numbers(o, train), offer=o.get("offer")) for o in opts]
+        precisions = {o.get("precision") or "bf16" for o in opts} | set(a.get("precisions") or [])
+        s.options += [Option(title=_title(o), numbers=_numbers(o, train, precisions), offer=o.get("offer"))
+                      for o in opts]
         s.explanation += _why(best, train)
     ruled = r.get("ruled_out") or []
     if ruled:
@@ -163,6 +178,10 @@ def _load_assumption(load: dict[str, Any], a: dict[str, Any]) -> Finding:
     if load.get("basis") == "users_think_time":
         return Finding(code="assume.load_users", params=p | {
             "users": q_(a.get("users_online"), "int"), "think": q_(a.get("think_time_s") or DEFAULT_THINK_TIME_S, "s")})
+    if load["peak_requests_per_s"] > load["average_requests_per_s"] * (1 + 1e-9):
+        return Finding(code="assume.load_rate_peak", params=p | {
+            "factor": f"{load['peak_requests_per_s'] / load['average_requests_per_s']:g}",
+            "peak_rpm": q_(load["peak_requests_per_s"] * 60, "")})
     return Finding(code="assume.load_rate", params=p)
 
 
