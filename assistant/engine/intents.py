@@ -44,6 +44,7 @@ def finalize(q: Query, keep_intents: list[str] | None = None) -> Query:
     if q.concurrent_users and patterns("at_once").search(t):
         q.users_at_once = True  # kept by a follow-up that changes only the count
     _assumed_model(t, q)
+    q.production = q.production or _hint("production", t)
     _intents(t, q)
     budget_only = set(q.intents) <= {"cost", "prices", "recommend"} and bool(q.budget_usd_total or q.budget_usd_per_hour) \
         and "recommend" in (keep_intents or [])

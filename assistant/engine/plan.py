@@ -321,6 +321,8 @@ def _recommend_args(q: Query) -> dict[str, Any]:
             a["max_usd_per_hour"] = round(q.budget_usd_total / q.duration_hours, 6)
     if q.budget_usd_per_hour is not None:
         a["max_usd_per_hour"] = min(q.budget_usd_per_hour, a.get("max_usd_per_hour", q.budget_usd_per_hour))
+    if q.production and not is_training(q):
+        a["production"] = True  # no marketplaces of hosts, datacenter cards (tools.recommend says what it ruled out)
     if q.solve_for in ("fastest_gpu", "largest_gpu"):
         a["objective"] = "fastest" if q.solve_for == "fastest_gpu" else "largest"
     if q.deadline_hours:

@@ -142,3 +142,17 @@ def test_over_budget_says_the_cheapest_that_works(tmp_path, monkeypatch):
     cheapest = rec.result["over_budget"][0]
     assert cheapest["monthly_usd"] > 300 and cheapest["gpu_count"] >= 2
     assert ans.answer.split("\n\n")[1].startswith("**Nothing fits within")
+
+
+def test_a_compliance_question_gets_cloud_providers_and_shows_each_offers_region(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPU_ADVISOR_HOME", str(tmp_path))
+    from assistant.service import api
+    from knowledge.prices.regions import locate
+
+    ans = api.advisor().ask("We're EU-based (GDPR), want to self-host Mistral Small 24B for ~150 employees. What should we rent?")
+    (rec,) = [c for c in ans.tool_calls if c.name == "recommend_gpus"][:1]
+    assert rec.args.get("production") is True and "users_online" in rec.args
+    opts = rec.result["options"]
+    assert opts and all(o["offer"]["provider"] not in ("vast", "lium") for o in opts)  # no marketplaces of hosts
+    assert "| Region |" in ans.answer
+    assert all(locate(o["offer"]["provider"], o["offer"]["region"]).continent == "europe" for o in opts)

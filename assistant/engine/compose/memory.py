@@ -248,13 +248,8 @@ def speed_part(q: Query, done: Done, s: Sections) -> None:
 
 
 def _speed_compare(rs: list[dict[str, Any]], model: str, s: Sections) -> None:
-    """Several speed results: one table with the same rows for each side, and the faster side at batch 1."""
-    if len({model_name(r) for r in rs}) > 1:
-        s.headline.append(Finding(code="speed.compare_models_head"))
-    else:
-        precisions = list(dict.fromkeys(str(r.get("inputs", {}).get("precision", "")) for r in rs))
-        s.headline.append(Finding(code="speed.compare_head",
-                                  params={"model": model, "precision": " / ".join(precisions)}))
+    """Several speed results: one table with the same rows for each side, and the faster side at batch 1
+    (the verdict heads the answer; the table has its own title, so no "side by side:" line dangles above it)."""
     cols = ["col.metric"] + [column(r, rs) for r in rs]
     rows = [[{"code": "num.per_user"}] + [q_(r["decode_tokens_per_s"], "tok_s") for r in rs],
             [{"code": "num.total_throughput"}] + [q_(r["aggregate_tokens_per_s"], "tok_s") for r in rs],

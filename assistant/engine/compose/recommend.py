@@ -64,6 +64,13 @@ def _numbers(o: dict[str, Any], train: bool, precisions: set[str] = frozenset())
     return out
 
 
+def _where(q: Query, o: dict[str, Any]) -> list:
+    """The offer's region as a row when the question limits regions ("EU only", "must stay in India"), so
+    every option shows that it meets the filter."""
+    region = (o.get("offer") or {}).get("region")
+    return [kn("col.region", region)] if q.regions and region else []
+
+
 def _why(o: dict[str, Any], train: bool) -> list[Finding]:
     """Why the best option works, each claim resting on a guide passage (built from its fields)."""
     if str(o.get("kind", "")).startswith("image"):
@@ -158,8 +165,8 @@ def recommend_part(q: Query, done: Done, s: Sections) -> None:
             s.assumptions.append(_load_assumption(best["load"], a))
         set_verdict(s, "yes")
         precisions = {o.get("precision") or "bf16" for o in opts} | set(a.get("precisions") or [])
-        s.options += [Option(title=_title(o), numbers=_numbers(o, train, precisions), offer=o.get("offer"))
-                      for o in opts]
+        s.options += [Option(title=_title(o), numbers=_numbers(o, train, precisions) + _where(q, o),
+                             offer=o.get("offer")) for o in opts]
         s.explanation += _why(best, train)
     ruled = r.get("ruled_out") or []
     if ruled:
