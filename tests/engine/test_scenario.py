@@ -156,3 +156,11 @@ def test_a_compliance_question_gets_cloud_providers_and_shows_each_offers_region
     assert opts and all(o["offer"]["provider"] not in ("vast", "lium") for o in opts)  # no marketplaces of hosts
     assert "| Region |" in ans.answer
     assert all(locate(o["offer"]["provider"], o["offer"]["region"]).continent == "europe" for o in opts)
+
+
+def test_zero_bits_is_named_as_an_invalid_value_not_a_crash(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPU_ADVISOR_HOME", str(tmp_path))
+    from assistant.service import api
+
+    ans = api.advisor().ask("VRAM for llama 3.1 8b with context length -4096 and batch size 0.5? also quantize it to 0 bits pls")
+    assert not ans.answer.startswith("Sorry") and "-4096" in ans.answer and "0.5" in ans.answer

@@ -51,8 +51,8 @@ def compose(query: Query, done: Done, scenarios: list[dict[str, Any]] | None = N
     s.assumptions += [_gpu_choice(x["gpu_choice"]) for x in scenarios or [] if x.get("gpu_choice")]
     s.notices += [_out_of_range(query, x) for x in query.out_of_range]
     s.notices += [Finding(code="notice.invalid_number", params={
-        "field": f"field.{f}", "value": v, "accepted": {"code": "accepted.count" if NUMBER_FACTS[f][0] is int
-                                                         else "accepted.positive"}})
+        "field": f"field.{f}", "value": v, "accepted": {"code": "accepted.count" if NUMBER_FACTS.get(f, (float,))[0]
+                                                         is int else "accepted.positive"}})
         for f, v in query.invalid_numbers.items()]
     if query.injection:
         s.notices.append(Finding(code="notice.injection"))
