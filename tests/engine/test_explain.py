@@ -9,6 +9,7 @@ import pytest
 
 from assistant.engine.compose.citations import known_ids
 from assistant.service.advisor import Advisor
+from assistant.engine.understand import understand
 from knowledge.concepts import concept_ids, explain
 from knowledge.lexicon import lexicon
 from tools.errors import InvalidInput
@@ -161,3 +162,11 @@ def test_image_lora_training_is_never_sized_as_inference(adv):
     assert a.query["method"] == "lora" and names(a) == ["search_guide"]  # no inference memory, speed or prices
     assert "gradient checkpointing" in a.answer and "not training a LoRA for it" in a.answer
     assert "Yes — it fits" not in a.answer
+
+
+@pytest.mark.parametrize("text", ["for vLLM serving, which is better: AWQ, GPTQ or GGUF?",
+                                  "vLLM پر GPU سرونگ کے لیے AWQ، GPTQ اور GGUF میں کون سا بہتر ہے؟"])
+def test_a_choice_between_quantization_formats_is_explained_not_asked_back(text):
+    # batch 39 (b39-047): asked "which GPU?" instead of answering AWQ/GPTQ vs GGUF for vLLM
+    q = understand(text)
+    assert "quant_formats" in q.topics and q.explain
