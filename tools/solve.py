@@ -154,7 +154,7 @@ def largest_model_that_fits(req: VramRequest, gpu_memory_gb: float, candidates: 
     _check_memory(gpu_memory_gb, headroom_fraction)
 
     def est(tenths: int) -> VramEstimate:
-        return estimate_vram(arch_from_params(tenths / 10), req)
+        return estimate_vram(_splittable(arch_from_params(tenths / 10), req.gpus), req)
 
     lo, hi = 1, int(MAX_PARAMS_SEARCHED_B * 10)
     if not fits_in(est(lo), gpu_memory_gb, headroom_fraction):
@@ -166,7 +166,10 @@ def largest_model_that_fits(req: VramRequest, gpu_memory_gb: float, candidates: 
     res = _result("max_params", good / 10, "params_b", est(good), est(good + 1), gpu_memory_gb, None)
     fitting = []
     for name, arch in candidates:
-        e = estimate_vram(arch, req)
+        try:
+            e = estimate_vram(arch, req)
+        except InvalidInput:
+            continue  # its heads do not split over req.gpus GPUs: not a candidate at this degree
         if fits_in(e, gpu_memory_gb, headroom_fraction):
             fitting.append({"name": name, "params_b": round(count_params(arch).total / 1e9, 2), "memory_gb": e.total_gb})
     fitting.sort(key=lambda m: (-m["params_b"], m["name"]))
@@ -174,6 +177,17 @@ def largest_model_that_fits(req: VramRequest, gpu_memory_gb: float, candidates: 
     for m in fitting:  # one name per size: the Llama 3, 3.1 and 3.3 70B are one answer
         sizes.setdefault(round(m["params_b"]), m)
     return res.model_copy(update={"details": {"models": list(sizes.values())[:5]}})
+
+
+def _splittable(a: ModelArch, gpus: int) -> ModelArch:
+    """The rough shape with head counts the tensor-parallel degree divides (as real models are built: a
+    model served on 2 GPUs has an even number of heads); the hidden size follows the heads."""
+    if gpus <= 1 or (a.num_attention_heads % gpus == 0 and a.num_kv_heads % gpus == 0):
+        return a
+    heads = math.ceil(a.num_attention_heads / gpus) * gpus
+    kv = heads if a.num_kv_heads == a.num_attention_heads else math.ceil(a.num_kv_heads / gpus) * gpus
+    return a.model_copy(update={"num_attention_heads": heads, "num_kv_heads": kv,
+                                "hidden_size": heads * (a.head_dim or a.hidden_size // a.num_attention_heads)})
 
 
 def _result(unknown: str, value: int | None, unit: str, est: VramEstimate, nxt: VramEstimate | None,

@@ -47,10 +47,12 @@ class GpuChoice(BaseModel):
 
     written: str = Field(description="the name as the user gave it ('A100')")
     chosen: str = Field(description="the catalog card used by every tool ('A100 80GB SXM')")
-    why: Literal["family_default", "cheapest_fit", "only_fit", "none_fit_default", "no_offers_fit"] = "cheapest_fit"
+    why: Literal["family_default", "cheapest_fit", "only_fit", "none_fit_default", "no_offers_fit",
+                 "default_no_fit"] = "cheapest_fit"
     need_gb: float | None = Field(None, description="memory needed per GPU, GB")
     usd_per_gpu_hour: float | None = Field(None, description="cheapest offer of the chosen card under the filters")
     others: list[str] = Field(default_factory=list, description="the family's other cards")
+    fits_on: list[str] = Field(default_factory=list, description="default_no_fit: the family's cards that do hold it")
 
 
 class Scenario(BaseModel):
@@ -118,6 +120,11 @@ def _choose(q: Query, written: str, cards: list[str], run_tool: RunTool, default
     if own:
         card, _, price = own
         why = "family_default"
+    elif fitted and default in memory and default not in {f[0] for f in fitted}:
+        # "H100" for a model the 80 GB SXM cannot hold but the 94 GB NVL can: the answer is "no" on the card
+        # meant, with the variant that works named, never a silent switch to it
+        return GpuChoice(written=written, chosen=default, why="default_no_fit", need_gb=need,
+                         others=[c for c in cards if c != default], fits_on=[f[0] for f in fitted])
     elif fitted:
         if priced:
             card, _, price = min(priced, key=lambda f: f[2])

@@ -164,3 +164,18 @@ def test_zero_bits_is_named_as_an_invalid_value_not_a_crash(tmp_path, monkeypatc
 
     ans = api.advisor().ask("VRAM for llama 3.1 8b with context length -4096 and batch size 0.5? also quantize it to 0 bits pls")
     assert not ans.answer.startswith("Sorry") and "-4096" in ans.answer and "0.5" in ans.answer
+
+
+def test_a_family_default_that_does_not_fit_is_said_with_the_variant_that_would():
+    # 70B at FP8 with a 32k context needs ~97 GB per GPU: not the 80 GB H100 SXM, the 94 GiB H100 NVL only
+    q = understand_turn("Can I run Llama 3.1 70B at fp8 with 32k context on one H100?", None)
+    _, scen = resolve_scenarios(q, run_tool)
+    c = scen[0].gpu_choice
+    assert c.chosen == "H100 SXM" and c.why == "default_no_fit" and c.fits_on == ["H100 NVL"]
+
+
+def test_the_largest_model_on_two_cards_splits_its_heads():
+    # two 24 GB cards at 4-bit and 8k: a 70B-class model (the QLoRA-era rule: ~0.55 bytes a parameter)
+    r = run_tool("solve_for", {"unknown": "max_params", "gpu": "RTX 4090", "gpus": 2, "weight_precision": "int4",
+                               "seq_len": 8192})
+    assert "error" not in r and 60 <= r["value"] <= 90

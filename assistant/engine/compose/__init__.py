@@ -127,7 +127,7 @@ def _gpu_choice(c: dict[str, Any]) -> Finding:
     return Finding(code=f"assume.gpu_choice.{c['why']}", params={
         "written": c["written"], "chosen": c["chosen"], "need": q_(c.get("need_gb") or 0, "gb"),
         "price": q_(c["usd_per_gpu_hour"], "usd_gpu_h") if c.get("usd_per_gpu_hour") else {"code": "value.unknown"},
-        "others": ", ".join(c.get("others") or [])})
+        "others": ", ".join(c.get("others") or []), "fits_on": ", ".join(c.get("fits_on") or [])})
 
 
 def _out_of_range(q: Query, what: str) -> Finding:
