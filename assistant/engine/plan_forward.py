@@ -25,7 +25,8 @@ def second_round(q: Query, done: Done) -> list[Call]:
         forward = _way_forward(q, done)
         if forward:
             return forward
-    relaxed = _relaxed_prices(done) or job_replicas_calls(q, done) or _volume_on_pick(q, done) or \
+    relaxed = _relaxed_prices(done) or _cost_elsewhere(done) or job_replicas_calls(q, done) or \
+        _volume_on_pick(q, done) or \
         _speed_at_solved_batch(q, done) or _solved_with_fp8_kv(q, done)
     if relaxed:
         return relaxed
@@ -105,6 +106,17 @@ def relaxations(args: dict[str, Any]) -> list[dict[str, Any]]:
     if len(present) > 1:
         out.append(drop(present))
     return out
+
+
+def _cost_elsewhere(done: Done) -> list[Call]:
+    """A cost at a provider whose price data lacks the GPU, and no cost of that GPU elsewhere this turn: the
+    same cost without the provider (the cheapest offer in the data), beside the provider's own answer."""
+    failed = [a for n, a, r in done if n == "cost_estimator" and a.get("provider") and "error" in r]
+    costed = {a.get("gpu") for n, a, r in done if n == "cost_estimator" and "error" not in r}
+    asked = {repr(sorted(a.items())) for n, a, _ in done if n == "cost_estimator"}
+    calls = [{"name": "cost_estimator", "args": {k: v for k, v in a.items() if k != "provider"}}
+             for a in failed if a.get("gpu") not in costed]
+    return [c for c in unique_calls(calls) if repr(sorted(c["args"].items())) not in asked]
 
 
 def _relaxed_prices(done: Done) -> list[Call]:

@@ -117,8 +117,12 @@ def _hourly_price(given: Any, provider: str | None, offer: Any, spot_offer: Any,
     if offer is not None:
         return offer.price_usd_per_hour, offer.provider
     if spot_offer is None:
-        raise InvalidCombination(f"no offer in the catalog matches {what}" + (f" at {provider}" if provider else "")
-                                 + "; give --price-usd-per-hour")
+        held = ""
+        if provider:  # what that provider does have, so "not in the data" is not read as "not sold"
+            gpus = sorted({o.gpu_name for o in prices(provider=provider, limit=200).offers if o.gpu_name})
+            held = f" (it lists {', '.join(gpus[:6])})" if gpus else ""
+        raise InvalidCombination(f"{provider + ' has' if provider else 'the catalog has'} no {what} in the price "
+                                 f"data dated {data_date()}{held}; say its hourly price to cost it there")
     return None, spot_offer.provider
 
 
