@@ -236,7 +236,7 @@ def _cost_calls(q: Query) -> list[Call]:
                 a = span | {"gpu": g, "provider": p, "gpus": count_for(q, g) if (count_for(q, g) or 0) > 1 else None,
                      "storage_gb": q.storage_gb, "egress_gb": q.egress_gb, "region": q.regions[0] if q.regions else None}
                 calls.append({"name": "cost_estimator", "args": {k: v for k, v in a.items() if v is not None}})
-        return calls
+        return calls + _other_durations(q, calls)
     if not gpus:  # which GPU: the recommender, or (no run to cost) the cheapest hour of one that holds it
         return [] if hourly_only(q) else [{"name": "recommend_gpus", "args": _recommend_args(q)}]
     for g in gpus:
@@ -254,7 +254,14 @@ def _cost_calls(q: Query) -> list[Call]:
             a |= {"storage_gb": q.storage_gb, "egress_gb": q.egress_gb,
                   "region": q.regions[0] if q.regions else None, "engine": None if is_training(q) else q.engine}
             calls.append({"name": "cost_estimator", "args": {k: v for k, v in a.items() if v is not None}})
-    return calls
+    return calls + _other_durations(q, calls)
+
+
+def _other_durations(q: Query, calls: list[Call]) -> list[Call]:
+    """"24/7 vs only weekdays 9 to 6": each cost again at the other running time, side by side."""
+    alt = q.alternatives.get("duration_hours")
+    return [{"name": c["name"], "args": c["args"] | {"hours": alt}} for c in calls
+            if alt and "hours" in c["args"] and not c["args"].get("serve")]
 
 
 def _price_calls(q: Query) -> list[Call]:

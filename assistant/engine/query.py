@@ -89,6 +89,7 @@ class _QueryFields(BaseModel):
     model_text: str | None = Field(None, description="the model name as the user wrote it")
     other_models: list[str] = Field(default_factory=list, description="further catalog models named (comparisons)")
     model_unknown: str | None = Field(None, description="a model-like name not in the catalog, as written")
+    office_hours: float | None = Field(None, description="hours a weekday the GPU runs (office hours), if said")
     production: bool = Field(False, description="production, compliance or regulated data (lexicon hint "
                              "`production`): datacenter GPUs from cloud providers, not marketplaces of hosts")
     users_at_once: bool = Field(False, description="the users were said to be at once (lexicon at_once): "

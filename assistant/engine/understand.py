@@ -384,6 +384,35 @@ def _read_durations(t: str, q: Query) -> None:
                                                                         phrase_duration and hours > q.duration_hours):
                 q.duration_hours = float(hours)  # "24/7 for a year": the longest phrase stated
                 phrase_duration = True
+    _office_hours(t, q)
+
+
+# weekdays in a month: 365.25 x 5 / 7 / 12
+WEEKDAYS_PER_MONTH = 21.7
+_HOUR_RANGE = re.compile(r"(?<![\w.])(\d{1,2})(?::00)?\s*(?:am|a\.m\.)?\s*(?:to|-|–|till|until|se|تا|سے)\s*(\d{1,2})(?!\d)"
+                         r"(?::00)?\s*(?:pm|p\.m\.)?(?![\w.])")
+
+
+def _office_hours(t: str, q: Query) -> None:
+    """"weekdays 9 to 6", "office hours only": the hours a month the GPU runs (the range's hours x 21.7
+    weekdays; 9 hours a day when no range is written); beside "24/7", the office hours are the alternative."""
+    if not patterns("office_hours").search(t):
+        return
+    m = _HOUR_RANGE.search(t)
+    a, b = (int(m.group(1)), int(m.group(2))) if m else (9, 18)
+    if b <= a:
+        b += 12  # "9 to 6": 9 am to 6 pm
+    per_day = b - a if 0 < b - a <= 24 else 9
+    hours = round(per_day * WEEKDAYS_PER_MONTH, 1)
+    if m:
+        for g in (m.group(1), m.group(2)):
+            q.not_used = [x for x in q.not_used if x != g]
+            q.number_uses[g] = "duration_hours"
+    if patterns("always_on").search(t):  # "24/7 vs only weekdays 9 to 6": both, side by side
+        q.alternatives["duration_hours"] = hours
+    else:
+        q.duration_hours = hours
+    q.office_hours = per_day
 
 
 def _describes_model(t: str, start: int) -> bool:

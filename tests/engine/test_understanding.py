@@ -1044,3 +1044,15 @@ def test_users_a_day_are_a_request_rate_not_users_at_once(text, users):
     q = understand(text)
     assert q.daily_users == users and q.concurrent_users is None
     assert q.requests_per_day == users * REQUESTS_PER_DAILY_USER
+
+
+@pytest.mark.parametrize("text, hours, alt", [
+    ("A100 80GB on runpod, only office hours, what per month?", 9 * 21.7, None),  # 9 h a weekday by default
+    ("monthly cost of one A100 80GB on runpod — 24/7 vs only weekdays 9 to 6?", 730, 9 * 21.7),
+    ("H100 on lambda weekdays 8am to 4pm, monthly bill?", 8 * 21.7, None),
+])
+def test_office_hours_are_the_hours_a_month_the_gpu_runs(text, hours, alt):
+    q = understand(text)
+    assert abs(q.duration_hours - hours) < 0.2
+    assert (q.alternatives.get("duration_hours") is None) if alt is None else abs(q.alternatives["duration_hours"] - alt) < 0.2
+    assert not {"9", "6", "8", "4"} & set(q.not_used)

@@ -60,6 +60,10 @@ def compose(query: Query, done: Done, scenarios: list[dict[str, Any]] | None = N
         s.assumptions.append(Finding(code="assume.daily_users", params={
             "users": q_(query.daily_users, "int"), "per": REQUESTS_PER_DAILY_USER,
             "total": q_(query.requests_per_day, "int")}))
+    if query.office_hours:
+        hours = query.alternatives.get("duration_hours") or query.duration_hours
+        s.assumptions.append(Finding(code="assume.office_hours", params={
+            "per_day": user_number(query.office_hours), "hours": q_(hours, "h")}))
     if query.model_assumed and query.model:
         s.notices.append(Finding(code="notice.model_assumed", params={"name": catalog_model_name(query.model)}))
     if query.unpriced_alternative and query.intent not in ("help", "out_of_scope"):

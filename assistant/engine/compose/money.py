@@ -360,6 +360,8 @@ def _cost_compare(q: Query, cs: list[tuple[dict, dict]], s: Sections) -> None:
     items = [_offer_gpu(r, a) for a, r in cs]
     if len(set(items)) < len(items):  # the same GPU at several providers: name the provider too
         items = [f"{i} ({(r.get('offer') or {}).get('provider', '—')})" for i, (_, r) in zip(items, cs)]
+    if len(set(items)) < len(items):  # the same offer at two running times ("24/7 vs office hours")
+        items = [f"{i}, {user_number(round(r.get('runtime_hours') or 0, 1))} h" for i, (_, r) in zip(items, cs)]
     serve = all("serving" in r for _, r in cs)
     per_item = [_serve_numbers(r["serving"]) if serve else _job_numbers(r) for _, r in cs]
     labels = list(dict.fromkeys(k.label for nums in per_item for k in nums))
