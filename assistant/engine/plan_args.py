@@ -11,6 +11,7 @@ from typing import Any
 
 from assistant.engine.query import Query
 from knowledge.catalog import is_image_pipeline
+from tools.schemas import ENGINE_PREFILL_CHUNK_TOKENS
 from tools.units import weight_format
 
 DEFAULTS = {
@@ -101,6 +102,8 @@ def vram_args(q: Query) -> dict[str, Any]:
         a["batch"] = q.concurrent_users or q.batch
         a["weight_precision"] = q.precision
         a["kv_precision"] = q.kv_precision
+        # "on vLLM at 32k": the engine prefills the prompt in chunks, so its activations are a chunk's, not 32k's
+        a["prefill_chunk_tokens"] = ENGINE_PREFILL_CHUNK_TOKENS.get(q.engine or "")
     if q.gpu_count and q.gpu_count > 1:
         a["gpus"] = q.gpu_count
     return {k: v for k, v in a.items() if v is not None}

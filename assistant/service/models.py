@@ -12,7 +12,7 @@ from tools.architecture import arch_from_params, count_params
 from assistant.service.images import image_speed, image_vram
 from knowledge.catalog import is_image_pipeline
 from tools.errors import InvalidCombination, InvalidInput, UnknownModel
-from tools.schemas import MAX_PARAMS_B, ModelArch, VramEstimate, VramRequest, validated
+from tools.schemas import ENGINE_PREFILL_CHUNK_TOKENS, MAX_PARAMS_B, ModelArch, VramEstimate, VramRequest, validated
 from tools.throughput import (EngineProfile, SpeedEstimate, SpeedRequest, check_context_window, estimate_speed,
                               max_batch_for_memory)
 from tools.training import TrainEstimate, TrainRequest, estimate_train_time
@@ -128,7 +128,7 @@ def speed(*, model: str | None = None, config: str | None = None, params_b: floa
     if match.gpu.memory_gb is not None:
         vreq = validated(VramRequest, method="inference", weight_precision=req.precision, batch=1, seq_len=ctx,
                          kv_precision=req.kv_precision, gpus=req.gpus, tensor_parallel=tp,
-                         prefill_chunk_tokens=8192 if eng.id in ("vllm", "sglang", "tensorrt-llm") else None)
+                         prefill_chunk_tokens=ENGINE_PREFILL_CHUNK_TOKENS.get(eng.id))
         one = estimate_vram(arch, vreq)
         # Layer-split engines spread the weights over the GPUs (each holds 1/n of the layers).
         split = req.gpus if eng.multi_gpu == "layer" else 1

@@ -179,3 +179,18 @@ def test_the_largest_model_on_two_cards_splits_its_heads():
     r = run_tool("solve_for", {"unknown": "max_params", "gpu": "RTX 4090", "gpus": 2, "weight_precision": "int4",
                                "seq_len": 8192})
     assert "error" not in r and 60 <= r["value"] <= 90
+
+
+def test_a_serving_engine_named_prefills_in_chunks_in_the_fit(tmp_path, monkeypatch):
+    # vLLM prefills 8,192 tokens a step: at a 32k context its activations are a chunk's, so the same fit needs
+    # less memory under vLLM than under plain transformers (the whole prompt at once)
+    monkeypatch.setenv("GPU_ADVISOR_HOME", str(tmp_path))
+    from assistant.service import api
+
+    def need(text):
+        (v,) = [c for c in api.advisor().ask(text).tool_calls if c.name == "vram_calculator"][:1]
+        return v.args.get("prefill_chunk_tokens"), v.result["total_gb"]
+
+    (chunk, vllm), (none, plain) = need("llama 3.1 8b fp16 on an L4 with 32k context using vllm, fits?"), \
+        need("llama 3.1 8b fp16 on an L4 with 32k context, fits?")
+    assert chunk == 8192 and none is None and vllm < plain
