@@ -194,3 +194,14 @@ def test_a_serving_engine_named_prefills_in_chunks_in_the_fit(tmp_path, monkeypa
     (chunk, vllm), (none, plain) = need("llama 3.1 8b fp16 on an L4 with 32k context using vllm, fits?"), \
         need("llama 3.1 8b fp16 on an L4 with 32k context, fits?")
     assert chunk == 8192 and none is None and vllm < plain
+
+
+def test_a_tight_fit_is_said_as_tight_with_the_lever_that_gives_margin(tmp_path, monkeypatch):
+    # 8B fp16 at 32k under vLLM on an L4: ~23.0 of 24.2 GB, under 5 % free; an FP8 KV cache halves the
+    # KV cache's 4.3 GB and gives margin
+    monkeypatch.setenv("GPU_ADVISOR_HOME", str(tmp_path))
+    from assistant.service import api
+
+    ans = api.advisor().ask("can i run llama 3.1 8b in fp16 on a single L4 w/ 32k context? using vllm")
+    head = ans.answer.split("\n\n")[1]
+    assert head.startswith("**Yes, but tightly") and "under 5 %" in head and "FP8 KV cache" in head

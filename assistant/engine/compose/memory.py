@@ -71,6 +71,11 @@ def vram_assumptions(q: Query, r: dict[str, Any]) -> list[Finding]:
     return out
 
 
+# tools.vram.margin_levers' codes -> the lever messages (assistant/engine/messages)
+_MARGIN_LEVER = {"fp8_kv_cache": "lever.kv_cache_fp8", "shorter_context": "lever.shorter_context",
+                 "grad_checkpointing": "lever.grad_checkpointing"}
+
+
 def _fit_finding(r: dict[str, Any], prefix: str = "fit", q: Query | None = None) -> tuple[Finding, str]:
     inp, f = r.get("inputs", {}), r.get("fit")
     prec: Any = inp.get("weight_precision") or inp.get("precision") or ""
@@ -83,6 +88,12 @@ def _fit_finding(r: dict[str, Any], prefix: str = "fit", q: Query | None = None)
     n = inp.get("gpus") or 1
     gpu = gpu_label(f["gpu"], q)
     p |= {"gpu": f"{n} x {gpu}" if n > 1 and isinstance(gpu, str) else gpu, "gpu_gb": q_(f["gpu_memory_gb"], "gb")}
+    if f["fits"] and f.get("tight") and prefix == "fit":  # under 5 % free: said, with what gives margin
+        lever = next((x for x in f.get("margin_levers") or [] if x.get("code") in _MARGIN_LEVER), None)
+        if lever:
+            return Finding(code="fit.tight", params=p | {"head": q_(f["headroom_gb"], "gb"), "lever": {
+                "code": _MARGIN_LEVER[lever["code"]], "params": lever.get("params") or {}},
+                "lever_total": q_(lever["total_gb"], "gb")}), "yes"
     if f["fits"]:
         return Finding(code=f"{prefix}.yes", params=p | {"head": q_(f["headroom_gb"], "gb")}), "yes"
     return Finding(code=f"{prefix}.no", params=p | {"short": q_(-f["headroom_gb"], "gb")}), "no"
