@@ -377,7 +377,9 @@ def _quantities(q: Query) -> list[Finding]:
                 v = int(v)  # as the user said it: 80 GB, 3 epochs, $100
             if field == "duration_hours" and v < 1 and abs(v * 60 - round(v * 60)) < 1e-6:
                 v, unit = round(v * 60), "min"  # a run given in minutes stays in minutes
-            if field == "concurrent_users" and not q.users_at_once:
+            if field == "concurrent_users" and v == 1:
+                code = "u.one_user"  # "a single user": no count to read as a plural
+            elif field == "concurrent_users" and not q.users_at_once:
                 code = "u.users_online"  # "for 40 developers": users, not generations at once (Little's law)
             out.append(Finding(code=code, params={"v": q_(v, unit)}))
             if field in q.alternatives:  # "4k vs 32k context": the second value, weighed beside the first
