@@ -58,6 +58,9 @@ class ServingLoad(BaseModel):
     basis: Literal["request_rate", "users_think_time"]
     average_requests_per_s: float
     peak_requests_per_s: float
+    average_requests_per_minute: float = Field(0.0, description="average_requests_per_s x 60")
+    peak_requests_per_minute: float = Field(0.0, description="peak_requests_per_s x 60")
+    peak_factor: float = Field(1.0, description="peak / average rate, as given or assumed")
     seconds_per_request: float = Field(description="latency W at the concurrency: TTFT + output / decode rate")
     tokens_per_s_per_user: float
     concurrency: float = Field(description="Little's law L = peak lambda x W (mean sequences in flight)")
@@ -113,7 +116,9 @@ def serving_load(t: TrafficRequest, speed_at: Callable[[int], tuple[float, float
     w, per_user = speed_at(b)
     avg, basis = arrival_rate(t, w)
     peak = avg * t.peak_factor
-    return ServingLoad(basis=basis, average_requests_per_s=avg, peak_requests_per_s=peak, seconds_per_request=w,
+    return ServingLoad(basis=basis, average_requests_per_s=avg, peak_requests_per_s=peak,
+                       average_requests_per_minute=avg * 60, peak_requests_per_minute=peak * 60,
+                       peak_factor=t.peak_factor, seconds_per_request=w,
                        tokens_per_s_per_user=per_user, concurrency=peak * w, concurrent_generations=b,
                        iterations=it, assumption=_assumption(t, basis, avg, peak, w, b, output_tokens))
 

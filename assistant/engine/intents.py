@@ -18,6 +18,7 @@ __all__ = ["cue_set", "finalize"]
 from assistant.engine.names import find_concepts
 from assistant.engine.numbers import find_numbers
 from assistant.engine.normalise import normalise
+from assistant.engine.plan_args import DEFAULTS
 from assistant.engine.query import NUMBER_FACTS, Query
 from knowledge.catalog import is_image_pipeline, resolve_model
 from knowledge.concepts import choice_ids, concept_ids
@@ -63,15 +64,11 @@ def finalize(q: Query, keep_intents: list[str] | None = None) -> Query:
     return q
 
 
-# "our support bot": the model a chatbot or RAG service is sized for when none is named (said so first)
-EXAMPLE_MODEL = "llama-3.1-8b"
-
-
 def _assumed_model(t: str, q: Query) -> None:
     """"What do we rent for our support bot, and what will it cost?": choosing the model is part of the
     question, so "which model?" would answer nothing. A recommendation or a cost for an LLM workload
     (lexicon `llm_use`: a chatbot, RAG, an assistant, a fine-tune) that names no model is sized for
-    EXAMPLE_MODEL, and the answer says so before anything else (compose: notice.model_assumed)."""
+    the example model (plan_args.DEFAULTS), and the answer says so before anything else (compose: notice.model_assumed)."""
     if q.has_model or q.model_unknown or q.gpu_unknown or q.followup or q.images or q.resolution or q.steps or \
             q.injection:
         return
@@ -80,7 +77,7 @@ def _assumed_model(t: str, q: Query) -> None:
             "max_params" in cue_set("solve_cues", t):
         return
     if patterns("llm_use").search(t):
-        q.model, q.model_assumed = EXAMPLE_MODEL, True
+        q.model, q.model_assumed = DEFAULTS["example_model"], True
 
 
 def _pricing_follow_up(q: Query) -> None:

@@ -180,15 +180,14 @@ def recommend_part(q: Query, done: Done, s: Sections) -> None:
 def _load_assumption(load: dict[str, Any], a: dict[str, Any]) -> Finding:
     """How the traffic became sequences at once (tools.load: Little's law), in the answer's language."""
     w = load["seconds_per_request"]
-    p = {"rpm": q_(load["average_requests_per_s"] * 60, ""), "w": q_(w, "s"), "b": load["concurrent_generations"],
+    p = {"rpm": q_(load["average_requests_per_minute"], ""), "w": q_(w, "s"), "b": load["concurrent_generations"],
          "rps": q_(load["peak_requests_per_s"], ""), "conc": q_(load["concurrency"], "")}
     if load.get("basis") == "users_think_time":
         return Finding(code="assume.load_users", params=p | {
             "users": q_(a.get("users_online"), "int"), "think": q_(a.get("think_time_s") or DEFAULT_THINK_TIME_S, "s")})
-    if load["peak_requests_per_s"] > load["average_requests_per_s"] * (1 + 1e-9):
+    if load["peak_factor"] > 1:
         return Finding(code="assume.load_rate_peak", params=p | {
-            "factor": f"{load['peak_requests_per_s'] / load['average_requests_per_s']:g}",
-            "peak_rpm": q_(load["peak_requests_per_s"] * 60, "")})
+            "factor": f"{load['peak_factor']:g}", "peak_rpm": q_(load["peak_requests_per_minute"], "")})
     return Finding(code="assume.load_rate", params=p)
 
 
