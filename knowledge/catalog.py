@@ -26,7 +26,7 @@ from typing import Any
 from tools.errors import ConfigError, UnknownGpu, UnknownModel
 from tools.hf_config import arch_from_hf_config
 from tools.errors import InvalidInput
-from tools.schemas import DiffusionComponent, GpuSpec, ModelArch
+from tools.schemas import DEFAULT_ENGINE, DiffusionComponent, GpuSpec, ModelArch
 from tools.kernels import KernelProfile
 from tools.throughput import EngineProfile
 
@@ -383,7 +383,7 @@ def resolve_engine(name: str | None) -> EngineProfile:
     Raises:
         InvalidInput: unknown engine, listing the known ones.
     """
-    return _runtime_by_name(load_engines(), name, "vllm", r"[^a-z0-9.]+",
+    return _runtime_by_name(load_engines(), name, DEFAULT_ENGINE, r"[^a-z0-9.]+",
                             "(ollama = llama.cpp, transformers = pytorch-eager)")
 
 

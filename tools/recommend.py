@@ -20,7 +20,7 @@ from tools.deployable import CLEARLY_CHEAPER, drawbacks, order, reject_reason
 from tools.load import TRAFFIC_FIELDS, TrafficRequest
 from tools.errors import AdvisorError
 from tools.jobs import JobRequest, job_totals
-from tools.schemas import TIGHT_HEADROOM_FRACTION, GpuMemory, GpuOffer, GpuSpec, ModelArch, VramRequest
+from tools.schemas import DEFAULT_ENGINE, TIGHT_HEADROOM_FRACTION, GpuMemory, GpuOffer, GpuSpec, ModelArch, VramRequest
 from tools.throughput import EngineProfile, SpeedRequest, estimate_speed
 from tools.training import TrainRequest, estimate_train_time
 from tools.vram import estimate_vram
@@ -51,7 +51,7 @@ class RecommendRequest(BaseModel):
     production: bool = Field(False, description="production, compliance or regulated data: datacenter GPUs from "
                                                 "non-marketplace providers only")
     precisions: tuple[str, ...] = Field(("bf16",), description="weight precisions allowed, tried in order")
-    engine: str = "vllm"
+    engine: str = DEFAULT_ENGINE
     # fine-tuning
     method: Literal["full", "lora", "qlora"] | None = None
     dataset_tokens: float | None = Field(None, gt=0, le=1e15, allow_inf_nan=False)

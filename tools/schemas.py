@@ -47,6 +47,8 @@ LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
 # 8,192 (max_num_batched_tokens / chunked_prefill_size), TensorRT-LLM's context chunking likewise; llama.cpp's
 # physical batch (n_ubatch) is 512. Engines not listed prefill a sequence's whole prompt at once.
 ENGINE_PREFILL_CHUNK_TOKENS = {"vllm": 8192, "sglang": 8192, "tensorrt-llm": 8192, "llama.cpp": 512}
+# The serving engine an answer assumes when none is named (speed, serving memory, recommendations): the usual default.
+DEFAULT_ENGINE = "vllm"
 MAX_PARAMS_B = 1_000_000.0  # one quadrillion parameters: beyond any model, still finite arithmetic
 MAX_SEQ_LEN = 100_000_000
 MAX_BATCH = 1_000_000

@@ -71,7 +71,10 @@ def _word_value(phrase: str, words: dict[str, float], scales: dict[str, float]) 
                 current = 0.0
             seen_number = True
         elif t in words:
-            current += words[t]
+            w = words[t]
+            if current and not (current % 100 == 0 and w < 100 or current % 100 >= 20 and current % 10 == 0 and w < 10):
+                return None  # "twenty one" is 21, "hundred five" 105; "ek single", "one two" are not one number
+            current += w
             seen_number = True
         elif t in scales:
             m = scales[t]
@@ -84,6 +87,27 @@ def _word_value(phrase: str, words: dict[str, float], scales: dict[str, float]) 
         else:
             return None
     return total + current if seen_number else None
+
+
+def _word_runs(phrase: str, words: dict[str, float], scales: dict[str, float]) -> list[tuple[int, int, str]]:
+    """The numbers a run of number words holds, as (start, end, text) within `phrase`: one when it reads
+    as one number ("two hundred fifty"), else the longest readable runs left to right ("ek single": 1, 1)."""
+    if _word_value(phrase, words, scales) is not None:
+        return [(0, len(phrase), phrase)]
+    toks = [(t.start(), t.end()) for t in re.finditer(r"[^\s-]+", phrase) if t.group(0) != "and"]
+    runs, i = [], 0
+    while i < len(toks):
+        j = len(toks)
+        while j > i and _word_value(phrase[toks[i][0]:toks[j - 1][1]], words, scales) is None:
+            j -= 1
+        if j == i:
+            i += 1
+            continue
+        a, b = toks[i][0], toks[j - 1][1]
+        if not all(t in scales for t in re.split(r"[\s-]+", phrase[a:b])):
+            runs.append((a, b, phrase[a:b]))
+        i = j
+    return runs
 
 
 def find_numbers(text: str, word_locales: frozenset[str] | None = None) -> list[Num]:
@@ -119,9 +143,9 @@ def find_numbers(text: str, word_locales: frozenset[str] | None = None) -> list[
             continue  # a bare "thousand"/"k" is not a number, except "per thousand images" and "سو یوزرز" (100 users)
         if phrase in ("ek", "aik", "ایک") and re.match(r"\s+(?:saath|sath|ساتھ|waqt|وقت)\b", text[m.end():]):
             continue  # "ek saath", "ایک وقت میں": together, at a time; not the number one
-        v = _word_value(phrase, words, scales)
-        if v is None:
-            continue
-        out.append(Num(v, m.start(), m.end(), phrase, next((t for t in reversed(toks) if t in scales), ""), True))
+        for a, b, part in _word_runs(phrase, words, scales):
+            ptoks = re.split(r"[\s-]+", part)
+            out.append(Num(_word_value(part, words, scales) or 0.0, m.start() + a, m.start() + b, part,
+                           next((t for t in reversed(ptoks) if t in scales), ""), True))
     # a scale word after a digit number with a space ("50 hazar", "2 لاکھ") was matched above
     return sorted(out, key=lambda n: n.start)

@@ -11,7 +11,7 @@ from typing import Any
 
 from assistant.engine.query import Query
 from knowledge.catalog import is_image_pipeline
-from tools.schemas import ENGINE_PREFILL_CHUNK_TOKENS
+from tools.schemas import DEFAULT_ENGINE, ENGINE_PREFILL_CHUNK_TOKENS
 from tools.units import weight_format
 
 DEFAULTS = {
@@ -103,7 +103,10 @@ def vram_args(q: Query) -> dict[str, Any]:
         a["weight_precision"] = q.precision
         a["kv_precision"] = q.kv_precision
         # "on vLLM at 32k": the engine prefills the prompt in chunks, so its activations are a chunk's, not 32k's
-        a["prefill_chunk_tokens"] = ENGINE_PREFILL_CHUNK_TOKENS.get(q.engine or "")
+        # (no engine named: the serving default's); a chunk as long as the context changes nothing, so it is left out
+        chunk = ENGINE_PREFILL_CHUNK_TOKENS.get(q.engine or DEFAULT_ENGINE)
+        if chunk and (q.engine or (a["seq_len"] or 0) > chunk):
+            a["prefill_chunk_tokens"] = chunk
     if q.gpu_count and q.gpu_count > 1:
         a["gpus"] = q.gpu_count
     return {k: v for k, v in a.items() if v is not None}

@@ -192,8 +192,16 @@ def test_a_serving_engine_named_prefills_in_chunks_in_the_fit(tmp_path, monkeypa
         return v.args.get("prefill_chunk_tokens"), v.result["total_gb"]
 
     (chunk, vllm), (none, plain) = need("llama 3.1 8b fp16 on an L4 with 32k context using vllm, fits?"), \
-        need("llama 3.1 8b fp16 on an L4 with 32k context, fits?")
+        need("llama 3.1 8b fp16 on an L4 with 32k context with plain hf transformers, fits?")
     assert chunk == 8192 and none is None and vllm < plain
+    # no engine named: the serving default's chunks (the same engine the speed figures assume), said so
+    ans = api.advisor().ask("llama 3.1 8b fp16 on an L4 with 32k context, fits?")
+    (v,) = [c for c in ans.tool_calls if c.name == "vram_calculator"][:1]
+    assert v.args.get("prefill_chunk_tokens") == 8192 and v.result["total_gb"] == vllm
+    assert "prefilled in chunks of 8,192 tokens" in ans.answer
+    # a short context is below one chunk: nothing to chunk, nothing said
+    short = api.advisor().ask("llama 3.1 8b fp16 on an L4 with 4k context, fits?")
+    assert "prefill_chunk_tokens" not in short.tool_calls[0].args and "prefilled in chunks" not in short.answer
 
 
 def test_a_tight_fit_is_said_as_tight_with_the_lever_that_gives_margin(tmp_path, monkeypatch):

@@ -29,6 +29,10 @@ EVAL = Path(__file__).resolve().parents[1] / "data" / "eval"
     pytest.param("1e5 tokens", [100000], id="exponent"),
     pytest.param("dedh lakh", [150000], id="dedh"),
     pytest.param("30 t/s", [30], id="t-per-s-is-not-trillion"),
+    pytest.param("twenty one users", [21], id="tens-and-units"),
+    pytest.param("two hundred fifty thousand rows", [250000], id="hundreds-tens-scale"),
+    pytest.param("ek single request", [1, 1], id="two-ones-are-not-two"),
+    pytest.param("one two three", [1, 2, 3], id="a-list-of-words"),
 ])
 def test_number_normaliser(text, values):
     assert [n.value for n in find_numbers(normalise(text))] == pytest.approx(values)
@@ -1056,3 +1060,9 @@ def test_office_hours_are_the_hours_a_month_the_gpu_runs(text, hours, alt):
     assert abs(q.duration_hours - hours) < 0.2
     assert (q.alternatives.get("duration_hours") is None) if alt is None else abs(q.alternatives["duration_hours"] - alt) < 0.2
     assert not {"9", "6", "8", "4"} & set(q.not_used)
+
+
+def test_roman_urdu_longest_context_for_one_request_is_a_solve_for_one_sequence():
+    # "ek single request ka sab se lamba context": the longest context for one sequence, not a fit for two users
+    q = understand("H100 80GB pe Llama 3.1 8B FP16 me ek single request ka sab se lamba context kitna ho sakta hai?")
+    assert q.solve_for == "max_context" and q.concurrent_users in (None, 1)

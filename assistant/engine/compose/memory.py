@@ -10,6 +10,7 @@ from assistant.engine.compose.common import (Done, add_details, engine_name, gpu
 from assistant.engine.compose.images import image_speed_part, is_image_speed
 from assistant.engine.plan import asks_model_for_speed
 from assistant.engine.query import Query
+from tools.schemas import DEFAULT_ENGINE
 
 _MIN_COMPONENT_GB = 0.005
 
@@ -50,6 +51,10 @@ def vram_assumptions(q: Query, r: dict[str, Any]) -> list[Finding]:
         out.append(stated("num.context", inp.get("seq_len"), "tokens", ctx_stated))
         out.append(stated("num.sequences", inp.get("batch"), "int", bool(q.batch or q.concurrent_users)))
         out.append(stated("num.kv_precision", inp.get("kv_precision"), "", q.kv_precision is not None))
+        chunk = inp.get("prefill_chunk_tokens")
+        if chunk and not q.engine and (inp.get("seq_len") or 0) > chunk:
+            out.append(Finding(code="assume.prefill_chunks", params={"engine": engine_name(DEFAULT_ENGINE),
+                                                                     "chunk": q_(chunk, "tokens")}))
     else:
         out.append(stated("num.micro_batch", inp.get("batch"), "int", q.batch is not None))
         out.append(stated("num.seq_len", inp.get("seq_len"), "tokens", ctx_stated or q.tokens_per_example is not None))
