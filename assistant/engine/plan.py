@@ -234,7 +234,8 @@ def _cost_calls(q: Query) -> list[Call]:
         for g in gpus or ([DEFAULTS["billing_gpu"]] if q.billing else []):
             for p in providers:
                 a = span | {"gpu": g, "provider": p, "gpus": count_for(q, g) if (count_for(q, g) or 0) > 1 else None,
-                     "storage_gb": q.storage_gb, "egress_gb": q.egress_gb, "region": q.regions[0] if q.regions else None}
+                     "storage_gb": q.storage_gb, "egress_gb": q.egress_gb, "region": q.regions[0] if q.regions else None,
+                     "price_usd_per_hour": _stated_price(q, g)}
                 calls.append({"name": "cost_estimator", "args": {k: v for k, v in a.items() if v is not None}})
         return calls + _other_durations(q, calls)
     if not gpus:  # which GPU: the recommender, or (no run to cost) the cheapest hour of one that holds it
@@ -251,10 +252,18 @@ def _cost_calls(q: Query) -> list[Call]:
                       "tokens_per_day": q.tokens_per_day}
                 if q.duration_hours:
                     a["hours"] = q.duration_hours
-            a |= {"storage_gb": q.storage_gb, "egress_gb": q.egress_gb,
+            a |= {"storage_gb": q.storage_gb, "egress_gb": q.egress_gb, "price_usd_per_hour": _stated_price(q, g),
                   "region": q.regions[0] if q.regions else None, "engine": None if is_training(q) else q.engine}
             calls.append({"name": "cost_estimator", "args": {k: v for k, v in a.items() if v is not None}})
     return calls + _other_durations(q, calls)
+
+
+def _stated_price(q: Query, gpu: str | None) -> float | None:
+    """The user's own hourly price for the configuration ("an H100 at $2.50/hr": per GPU, x the GPUs) when
+    one GPU is named: it replaces the catalog's, which the answer still shows beside it."""
+    if q.price_usd_per_gpu_hour is None or not gpu or len(q.gpus) > 1:
+        return None
+    return round(q.price_usd_per_gpu_hour * (count_for(q, gpu) or 1), 6)
 
 
 def _other_durations(q: Query, calls: list[Call]) -> list[Call]:

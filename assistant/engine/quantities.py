@@ -142,6 +142,9 @@ def _resolution(text: str, nums: list[Num], r: Roles) -> None:
 
 def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):
     """The role of one number: the first rule group that recognises it (a grammar table, in order)."""
+    if n.value in (1_000, 1_000_000) and re.search(r"(?:\bper|/|\ba|\bevery|\beach|\bfi|فی)\s*$", left) and \
+            re.match(r"\s*[- ]?(?:(?:output|input|prompt|generated)\s+)?(?:tokens?|toks?|ٹوکن)", right):
+        return ("_price_unit", n.value)  # "cost per 1M output tokens": the unit a price is quoted in, not a length
     for rules in (_count_role, _unit_role, _token_role_group, _misc_role, _late_role):
         role = rules(text, n, right, left, gpu_spans, has_model, nums, i, r)
         if role is not None and role[0] == "output_tokens" and role[1] >= 1_000_000:
@@ -221,11 +224,22 @@ def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
         if re.match(r"\s*(?:/|per|an|a|each|fi|فی)?\s*(?:gpu[- ]?)?(?:hour|hr|h\b|ghant|گھنٹ)", tail.lstrip()) or \
                 re.match(r"\s*/\s*h", tail) or \
                 re.search(r"(?:per hour|hourly|/ ?hr|فی گھنٹ[ہے]|ghante ka|fi ghanta)\W*(?:\w+\W+){0,2}$", left[-25:]):
-            return ("budget_usd_per_hour", v)
+            return (_hourly_role(left, stripped[mu.end():] if mu else right) if v > 0 else "budget_usd_per_hour", v)
         if re.match(r"\s*(?:/|per)\s*(?:m\b|million|mtok|1m)", tail):
             return None
         return ("budget_usd_total", v)
     return None
+
+
+def _hourly_role(left: str, right: str) -> str:
+    """An hourly dollar figure is a cap ("under $2/hr", "budget $1/h") unless it is said as the price paid
+    ("at $2.50/hr", "the rate is $1.8/h", "$0.40/hr mil raha"): lexicon budget_cues and price_cues."""
+    before, after = left[-30:], right[:30]
+    if patterns("budget_cues").search(before):
+        return "budget_usd_per_hour"
+    if patterns("price_cues").search(before) or patterns("price_cues").search(after.split(",")[0]):
+        return "price_usd_per_gpu_hour"
+    return "budget_usd_per_hour"
 
 
 def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):

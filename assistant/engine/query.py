@@ -29,7 +29,7 @@ FACT_FIELDS = (
     "solve_for", "model", "other_models", "model_unknown", "params_b", "method", "precision", "quant_format", "kv_precision",
     "optimizer", "training_precision", "gpus", "gpu_unknown", "gpu_count", "gpu_counts", "gpu_memory_gb", "host_ram_gb",
     "context_tokens", "prompt_tokens", "output_tokens", "batch", "concurrent_users", "examples", "tokens_per_example",
-    "dataset_tokens", "epochs", "budget_usd_per_hour", "budget_usd_total", "deadline_hours", "min_tokens_per_s",
+    "dataset_tokens", "epochs", "budget_usd_per_hour", "price_usd_per_gpu_hour", "budget_usd_total", "deadline_hours", "min_tokens_per_s",
     "tokens_per_day", "requests_per_day", "requests_per_hour", "requests_per_minute", "providers", "regions", "spot", "both_pricing", "engine", "lora_rank", "lora_targets",
     "grad_checkpointing", "storage_gb", "egress_gb", "duration_hours", "images", "resolution", "steps", "billing",
 )
@@ -62,6 +62,7 @@ NUMBER_FACTS: dict[str, tuple[type, str]] = {
     "dataset_tokens": (float, "tokens in the whole dataset"),
     "epochs": (float, "passes over the dataset"),
     "budget_usd_per_hour": (float, "most the user will pay per hour, USD"),
+    "price_usd_per_gpu_hour": (float, "the hourly price per GPU the user says they pay (a price, not a cap), USD"),
     "budget_usd_total": (float, "most the user will pay in all (a job or a month), USD"),
     "deadline_hours": (float, "time the job must finish in, hours"),
     "min_tokens_per_s": (float, "per-user decode speed target, tokens/s"),

@@ -97,7 +97,7 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
         inputs["runtime_hours"] = hrs
     rep = cost_report(CostInputs(**inputs))
     head = {"as_of": res_od.as_of or res_spot.as_of, "stale": res_od.stale, "data_note": res_od.data_note,
-            "not_in_data": res_od.not_in_data}
+            "not_in_data": res_od.not_in_data, "price_usd_per_hour": price}
     if only_larger:
         head["only_larger_instance"] = only_larger
     if budget_usd is not None and not has_model and not serve and hrs is None:

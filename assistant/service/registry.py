@@ -105,6 +105,10 @@ class CostArgs(ImageShape, ModelRef):
     region: str | None = Field(None, description="region word or name the offer must be in ('europe', 'us-east')")
     engine: str | None = Field(None, description="serving engine (vllm, sglang, tensorrt-llm, llama.cpp ...)")
     hours: Num = Field(None, description="runtime in hours, if known")
+    price_usd_per_hour: Num = Field(None, gt=0, description="the user's own price for the whole configuration, "
+                                                         "USD per hour (replaces the catalog's)")
+    prompt_tokens: int | None = Field(None, gt=0, description="serving: prompt tokens per request")
+    output_tokens: int | None = Field(None, gt=0, description="serving: output tokens per request")
     budget_usd: Num = Field(None, ge=0, description="no hours and no model: the running hours this budget buys")
     method: Literal["full", "lora", "qlora"] | None = None
     dataset_tokens: Num = None

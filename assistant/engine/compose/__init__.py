@@ -357,6 +357,7 @@ _QUANTITIES = (("context_tokens", "u.context", "tokens"), ("prompt_tokens", "u.p
                ("examples", "u.examples", "int"), ("tokens_per_example", "u.tokens_per_example", "tokens"),
                ("dataset_tokens", "u.dataset_tokens", "tokens"), ("epochs", "u.epochs", "int"),
                ("budget_usd_total", "u.budget_total", "usd"), ("budget_usd_per_hour", "u.budget_hour", "usd_h"),
+               ("price_usd_per_gpu_hour", "u.price_hour", "usd_h"),
                ("deadline_hours", "u.deadline", "h"), ("min_tokens_per_s", "u.speed_target", "tok_s"),
                ("tokens_per_day", "u.tokens_per_day", "tokens"),
                ("daily_users", "u.daily_users", "int"), ("requests_per_day", "u.requests_per_day", "int"), ("requests_per_hour", "u.requests_per_hour", "int"),

@@ -194,6 +194,8 @@ def cost_finding(f: dict[str, Any], gpu: str = "") -> Finding | None:
             p = {"notice": q_(p["spot_notice_s"], "s") if p.get("spot_notice_s") else {"code": "value.unknown"}}
         if code == "price_given":
             p = {"price": q_(p.get("usd_per_hour"), "usd_h"), "gpus": p.get("gpus")}
+        if code == "billing_unknown" and p.get("provider") in (None, "", "unknown"):
+            return Finding(code="cost.billing_unknown_yours")  # the user's own price, at a provider not named
         if code == "load_exceeds_memory":
             p = {"users": p.get("concurrent_users"), "max": p.get("max_batch_in_memory")}
         return Finding(code=f"cost.{code}", params=p)
@@ -213,8 +215,9 @@ def _job_numbers(r: dict[str, Any]) -> list:
         out.append(kn("num.train_throughput", tr["tokens_per_s"], "tok_s"))
     out.append(kn("num.runtime", r.get("runtime_hours"), "h"))
     o = r.get("offer") or {}
-    if o.get("price_usd_per_hour") is not None:
-        out.append(kn("num.price_h", o["price_usd_per_hour"], "usd_h"))
+    price = r.get("price_usd_per_hour", o.get("price_usd_per_hour"))  # the price the cost is at (the user's, if given)
+    if price is not None:
+        out.append(kn("num.price_h", price, "usd_h"))
     if r.get("on_demand_cost_usd") is not None:
         out.append(kn("num.on_demand_cost", r["on_demand_cost_usd"], "usd"))
     b = r.get("billing") or {}
@@ -318,6 +321,24 @@ def _volume(sv: dict[str, Any]) -> list[Finding]:
 
 
 def _cost_headline(q: Query, a: dict[str, Any], r: dict[str, Any]) -> list[Finding]:
+    """The cost lines at the user's own price when they gave one (the catalog's cheapest said beside it)."""
+    out = _cost_lines(q, a, r)
+    given = a.get("price_usd_per_hour")
+    if given is None:
+        return out
+    o = r.get("offer") or {}
+    for f in out:
+        if f.code in ("cost.job", "cost.serve", "cost.budget_hours"):
+            f.code += "_given"
+            f.params["price"] = q_(given, "usd_h")
+    if o.get("price_usd_per_hour"):
+        out.append(Finding(code="cost.catalog_beside", params={
+            "gpu": _offer_gpu(r, a), "price": q_(o["price_usd_per_hour"], "usd_h"), "provider": o.get("provider", ""),
+            "instance": instance(o.get("instance_type"))}))
+    return out
+
+
+def _cost_lines(q: Query, a: dict[str, Any], r: dict[str, Any]) -> list[Finding]:
     o = r.get("offer") or {}
     gpu = _offer_gpu(r, a)
     base = {"gpu": gpu, "provider": o.get("provider", ""), "instance": instance(o.get("instance_type")),
