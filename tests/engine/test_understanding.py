@@ -1066,3 +1066,8 @@ def test_roman_urdu_longest_context_for_one_request_is_a_solve_for_one_sequence(
     # "ek single request ka sab se lamba context": the longest context for one sequence, not a fit for two users
     q = understand("H100 80GB pe Llama 3.1 8B FP16 me ek single request ka sab se lamba context kitna ho sakta hai?")
     assert q.solve_for == "max_context" and q.concurrent_users in (None, 1)
+
+
+def test_roman_urdu_sabse_bada_model_written_as_one_word_solves_for_the_largest_model():
+    q = understand("mere paas 2x rtx 3090 hain. sabse bada model kaunsa chala sakta hun 4bit mein, 8k ctx?")
+    assert q.solve_for == "max_params" and q.gpu_count == 2 and q.precision == "int4"
