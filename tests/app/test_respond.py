@@ -63,7 +63,9 @@ def test_respond_follow_up_uses_the_thread(app_module):
     *_, last2 = app_module.respond("What if I use 32k context instead?", history, tid, last[4])
     assert last2[2] == tid and len(last2[4]) == 1  # the same thread, listed once
     answer = _text(last2[0][-1])
-    assert "Memory for Llama 3 8B, inference, 32,768\u00a0tokens: needs" in answer and "does not fit" in answer
+    # the follow-up recomputes at 32k (chunked prefill, the serving default) and says the window is exceeded
+    assert "context 32,768\u00a0tokens" in answer and "changed from the last answer: context length" in answer
+    assert "longer than the context window of Llama 3 8B" in answer
 
 
 def test_a_restored_thread_renders_each_turn_from_its_record_as_it_first_looked(app_module):
