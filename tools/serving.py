@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from tools.findings import Finding
 from tools.load import ServingLoad, TrafficRequest, serving_load
-from tools.schemas import ENGINE_PREFILL_CHUNK_TOKENS, KV_PRECISIONS, GpuSpec, KvPrecision, ModelArch, VramRequest
+from tools.schemas import KV_PRECISIONS, GpuSpec, KvPrecision, ModelArch, VramRequest
 from tools.throughput import EngineProfile, SpeedRequest, estimate_speed, max_batch_for_memory
 from tools.vram import estimate_vram
 
@@ -25,7 +25,7 @@ HOURS_PER_MONTH = 730.0  # 8,760 hours a year / 12, the convention cloud price p
 ENGINE_MAX_NUM_SEQS = 256
 # Keep 5 % of GPU memory free (fragmentation, spikes), as the recommender's fit rule does.
 SERVING_HEADROOM_FRACTION = 0.05
-_BATCHING_ENGINES = tuple(e for e, n in ENGINE_PREFILL_CHUNK_TOKENS.items() if n == 8192)  # chunk prefill at 8,192 tokens
+_BATCHING_ENGINES = ("vllm", "sglang", "tensorrt-llm")  # chunk prefill at 8,192 tokens (vLLM default)
 
 
 class ServingRequest(BaseModel):

@@ -224,18 +224,19 @@ def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
         if re.match(r"\s*(?:/|per|an|a|each|fi|فی)?\s*(?:gpu[- ]?)?(?:hour|hr|h\b|ghant|گھنٹ)", tail.lstrip()) or \
                 re.match(r"\s*/\s*h", tail) or \
                 re.search(r"(?:per hour|hourly|/ ?hr|فی گھنٹ[ہے]|ghante ka|fi ghanta)\W*(?:\w+\W+){0,2}$", left[-25:]):
-            return (_hourly_role(left, stripped[mu.end():] if mu else right) if v > 0 else "budget_usd_per_hour", v)
+            return (_hourly_role(v, left, stripped[mu.end():] if mu else right), v)
         if re.match(r"\s*(?:/|per)\s*(?:m\b|million|mtok|1m)", tail):
             return None
         return ("budget_usd_total", v)
     return None
 
 
-def _hourly_role(left: str, right: str) -> str:
+def _hourly_role(v: float, left: str, right: str) -> str:
     """An hourly dollar figure is a cap ("under $2/hr", "budget $1/h") unless it is said as the price paid
-    ("at $2.50/hr", "the rate is $1.8/h", "$0.40/hr mil raha"): lexicon budget_cues and price_cues."""
+    ("at $2.50/hr", "the rate is $1.8/h", "$0.40/hr mil raha"): lexicon budget_cues and price_cues; $0 is never
+    a price (a cap no offer meets)."""
     before, after = left[-30:], right[:30]
-    if patterns("budget_cues").search(before):
+    if v <= 0 or patterns("budget_cues").search(before):
         return "budget_usd_per_hour"
     if patterns("price_cues").search(before) or patterns("price_cues").search(after.split(",")[0]):
         return "price_usd_per_gpu_hour"
