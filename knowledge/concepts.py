@@ -8,7 +8,7 @@ figure a tool should compute, so the answer's numbers still come from the tools.
 
 from __future__ import annotations
 
-__all__ = ["choice_ids", "concept_ids", "explain"]
+__all__ = ["choice_ids", "choices_between", "concept_ids", "explain"]
 
 import json
 from functools import lru_cache
@@ -32,6 +32,12 @@ def concept_ids() -> tuple[str, ...]:
 def choice_ids() -> frozenset[str]:
     """Concepts that are a choice between options ('vLLM or TGI', 'LoRA or QLoRA')."""
     return frozenset(i for i, c in _concepts().items() if c.get("choice"))
+
+
+def choices_between(kind: str) -> frozenset[str]:
+    """Concepts whose options are names of `kind` the question gives ('providers': "RunPod vs Vast, which is
+    more reliable?" weighs the providers named)."""
+    return frozenset(i for i, c in _concepts().items() if c.get("between") == kind)
 
 
 def explain(ids: list[str], lang: str = "en") -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from tools.errors import InvalidCombination
 from tools.findings import Finding
 from tools.schemas import GpuOffer
-from tools.serving import (ENGINE_MAX_NUM_SEQS, HOURS_PER_MONTH, SERVING_HEADROOM_FRACTION, ServingEconomics,
+from tools.serving import (ENGINE_MAX_NUM_SEQS, api_vs_self_host, HOURS_PER_MONTH, SERVING_HEADROOM_FRACTION, ServingEconomics,
                            ServingPoint, ServingRequest, usd_per_million, serving_economics)
 from tools.volume import serving_volume
 
@@ -228,6 +228,10 @@ class CostInputs(BaseModel):
     egress_gb: float | None = Field(None, ge=0)
     spot: SpotAssumptions = SpotAssumptions()
     tokens_per_day: float | None = Field(None, gt=0, le=1e15, description="a serving volume to check (tools.volume)")
+    api_usd_per_million_tokens: float | None = Field(None, gt=0, le=1e4, allow_inf_nan=False,
+                                                     description="a hosted API's price to weigh the endpoint against")
+    prompt_tokens: int = Field(512, ge=0)
+    output_tokens: int = Field(256, ge=1)
     gpu_note: str = ""
     estimator_assumptions: list[str] = Field([], description="the speed or training estimator's own notes")
 
@@ -248,6 +252,9 @@ def _serving_part(inp: CostInputs, econ: ServingEconomics) -> tuple[dict[str, An
                 "usd_per_million_tokens_served": econ.usd_per_million_tokens_served}
         if econ.monthly_usd is not None:
             out["monthly_usd"] = econ.monthly_usd
+    if inp.api_usd_per_million_tokens and econ.load is not None and out.get("monthly_usd"):
+        out["api_comparison"] = api_vs_self_host(econ.load.average_requests_per_s, inp.prompt_tokens, inp.output_tokens,
+                                                 inp.api_usd_per_million_tokens, out["monthly_usd"]).model_dump()
     if inp.tokens_per_day and at.aggregate_tokens_per_s > 0:
         out["volume"] = serving_volume(inp.tokens_per_day, at.aggregate_tokens_per_s, inp.price_usd_per_hour,
                                        HOURS_PER_MONTH).model_dump()
@@ -272,6 +279,9 @@ def _job_part(inp: CostInputs, hrs: float) -> tuple[dict[str, Any], list[Finding
         exp = spot_expectation(hrs, so.spot_price_usd_per_hour, inp.spot)
         out["spot"] = exp | {"provider": so.provider, "spot_price_usd_per_hour": so.spot_price_usd_per_hour,
                              "assumptions": inp.spot.model_dump()}
+        od = out.get("on_demand_cost_usd")
+        if od and exp.get("cost_usd") is not None:  # what spot saves against on-demand (negative: it costs more)
+            out["spot"] |= {"saves_usd": od - exp["cost_usd"], "saves_pct": 100 * (od - exp["cost_usd"]) / od}
         found.append(Finding(code="spot_assumptions", params=inp.spot.model_dump()))
     else:
         out["spot"] = None

@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tools.cost import BillingPolicy, ServingRequest, SpotAssumptions, billed_hours, serving_economics, spot_expectation
+from tools.serving import HOURS_PER_MONTH
 from tools.deployable import CLEARLY_CHEAPER, drawbacks, order, reject_reason
 from tools.load import TRAFFIC_FIELDS, TrafficRequest
 from tools.errors import AdvisorError
@@ -25,6 +26,7 @@ from tools.throughput import EngineProfile, SpeedRequest, estimate_speed
 from tools.training import TrainRequest, estimate_train_time
 from tools.vram import estimate_vram
 
+MAX_HOURS_PER_MONTH = 744  # 31 days x 24 h
 HEADROOM = TIGHT_HEADROOM_FRACTION  # keep 5 % of usable GPU memory free (fragmentation, spikes): ft-40 "enough room"
 
 
@@ -63,6 +65,9 @@ class RecommendRequest(BaseModel):
     max_usd_per_hour: float | None = Field(None, ge=0, le=1e6, allow_inf_nan=False,
                                            description="the most an option may cost an hour, every GPU and "
                                                        "replica together (a stated hourly or monthly budget)")
+    hours_per_month: float = Field(HOURS_PER_MONTH, gt=0, le=MAX_HOURS_PER_MONTH, allow_inf_nan=False,
+                                   description="serve: hours a month the endpoint is up and billed (office hours "
+                                               "9 to 6 on weekdays ~ 195); 730 = always on")
     # preferences
     spot_allowed: bool = False
     needs_nvlink: bool = False
@@ -278,37 +283,7 @@ def _serve_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billi
             continue
         at = econ.at_load
         offer = od or sp
-        kv = est.components_gb.get("kv_cache", 0.0)
-        w = est.components_gb.get("weights", 0.0)
-        reasons = [f"Fits: {est.total_gb:.1f} GB per GPU of {mem_gb:.1f} GB at {prec} "
-                   f"(weights {w:.1f} GB, KV cache {kv:.1f} GB for {users} x {ctx:,} tokens) [ga-31]."]
-        cites = ["ga-31"]
-        if kv >= 0.5 * w:
-            reasons.append(f"The KV cache ({kv:.1f} GB) is {kv / w:.0%} of the weights: long contexts and many users "
-                           "need memory beyond the model [ga-17].")
-            cites.append("ga-17")
-        reasons.append(f"{spd.decode_tokens_per_s:.0f} tokens/s per user, {spd.aggregate_tokens_per_s:,.0f} in total "
-                       f"({spd.bound}-bound; {g.memory_type or 'memory'} at {g.mem_bandwidth_gb_per_s or 0:,.0f} GB/s) [ga-07].")
-        cites.append("ga-07")
-        if n > 1:
-            reasons.append(f"Split over {n} GPUs (tensor parallel) "
-                           + ("with NVLink, which keeps the split fast [ga-09]." if nvlink else
-                              "over PCIe only: it works, but the all-reduces slow each token [ga-09]."))
-            cites.append("ga-09")
-        if prec != "bf16":
-            reasons.append(f"{prec.upper()} weights halve or quarter the bytes each token reads, so the model fits and runs faster [ga-08].")
-            cites.append("ga-08")
-        if at.usd_per_million_tokens is not None and econ.monthly_usd is not None:
-            load = {"concurrent_users": f"{at.batch} concurrent users",
-                    "traffic": f"the traffic's load (batch {at.batch})"}.get(
-                at.basis, f"full load (batch {at.batch}, the throughput-optimal batch that fits)")
-            reasons.append(f"${at.usd_per_million_tokens:.3f} per million tokens at {load}, "
-                           f"${econ.batch_1.usd_per_million_tokens:.3f} at batch 1; "
-                           f"${econ.monthly_usd:,.0f} a month always on (${price:.2f}/h, {offer.provider}).")
-        reasons += _load_reasons(econ, n, g)
-        if sp:
-            reasons.append("Spot would be cheaper but is risky for a user-facing endpoint that must stay up [ga-34].")
-            cites.append("ga-34")
+        reasons, cites = _serve_reasons(req, g, n, est, econ, spd, prec, users, ctx, mem_gb, price, offer, sp, nvlink)
         cost_rank = at.usd_per_million_tokens or at.spot_usd_per_million_tokens or math.inf
         return {
             "gpu": g.name, "gpu_id": g.id, "gpu_count": n, "precision": prec,
@@ -317,7 +292,9 @@ def _serve_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billi
             "tokens_per_s": spd.aggregate_tokens_per_s, "tokens_per_s_per_user": spd.decode_tokens_per_s,
             "time_to_first_token_s": spd.time_to_first_token_s, "bound": spd.bound,
             "price_usd_per_hour": price, "spot_price_usd_per_hour": sp.spot_price_usd_per_hour if sp else None,
-            "usd_per_million_tokens": at.usd_per_million_tokens, "monthly_usd": econ.monthly_usd,
+            "usd_per_million_tokens": at.usd_per_million_tokens,
+            "monthly_usd": None if econ.monthly_usd is None else econ.monthly_usd * req.hours_per_month / HOURS_PER_MONTH,
+            "hours_per_month": req.hours_per_month, "always_on_monthly_usd": econ.monthly_usd,
             "spot_usd_per_million_tokens": at.spot_usd_per_million_tokens,
             "usd_per_million_tokens_batch_1": econ.batch_1.usd_per_million_tokens,
             "serving_basis": at.basis, "serving_batch": at.batch, "replicas": econ.replicas,
@@ -331,6 +308,46 @@ def _serve_option(a, req, g, n, mem_gb, od, sp, nvlink, engine, mfu_table, billi
             "rank_value": econ.usd_per_million_tokens_served or cost_rank,
         }
     return {"ruled_out": last_why or f"{n} x {g.name}: does not fit"}
+
+
+def _serve_reasons(req, g, n, est, econ, spd, prec, users, ctx, mem_gb, price, offer, sp, nvlink
+                   ) -> tuple[list[str], list[str]]:
+    """The reasons (with guide passage ids) one serving option is shown: fit, speed, split, precision, cost, load."""
+    at = econ.at_load
+    kv = est.components_gb.get("kv_cache", 0.0)
+    w = est.components_gb.get("weights", 0.0)
+    reasons = [f"Fits: {est.total_gb:.1f} GB per GPU of {mem_gb:.1f} GB at {prec} "
+               f"(weights {w:.1f} GB, KV cache {kv:.1f} GB for {users} x {ctx:,} tokens) [ga-31]."]
+    cites = ["ga-31"]
+    if kv >= 0.5 * w:
+        reasons.append(f"The KV cache ({kv:.1f} GB) is {kv / w:.0%} of the weights: long contexts and many users "
+                       "need memory beyond the model [ga-17].")
+        cites.append("ga-17")
+    reasons.append(f"{spd.decode_tokens_per_s:.0f} tokens/s per user, {spd.aggregate_tokens_per_s:,.0f} in total "
+                   f"({spd.bound}-bound; {g.memory_type or 'memory'} at {g.mem_bandwidth_gb_per_s or 0:,.0f} GB/s) [ga-07].")
+    cites.append("ga-07")
+    if n > 1:
+        reasons.append(f"Split over {n} GPUs (tensor parallel) "
+                       + ("with NVLink, which keeps the split fast [ga-09]." if nvlink else
+                          "over PCIe only: it works, but the all-reduces slow each token [ga-09]."))
+        cites.append("ga-09")
+    if prec != "bf16":
+        reasons.append(f"{prec.upper()} weights halve or quarter the bytes each token reads, so the model fits and runs faster [ga-08].")
+        cites.append("ga-08")
+    if at.usd_per_million_tokens is not None and econ.monthly_usd is not None:
+        load = {"concurrent_users": f"{at.batch} concurrent users",
+                "traffic": f"the traffic's load (batch {at.batch})"}.get(
+            at.basis, f"full load (batch {at.batch}, the throughput-optimal batch that fits)")
+        reasons.append(f"${at.usd_per_million_tokens:.3f} per million tokens at {load}, "
+                       f"${econ.batch_1.usd_per_million_tokens:.3f} at batch 1; "
+                       f"${econ.monthly_usd * req.hours_per_month / HOURS_PER_MONTH:,.0f} a month "
+                       + ("always on" if req.hours_per_month == HOURS_PER_MONTH else f"for {req.hours_per_month:g} h up")
+                       + f" (${price:.2f}/h, {offer.provider}).")
+    reasons += _load_reasons(econ, n, g)
+    if sp:
+        reasons.append("Spot would be cheaper but is risky for a user-facing endpoint that must stay up [ga-34].")
+        cites.append("ga-34")
+    return reasons, cites
 
 
 def _load_reasons(econ, n: int, g: GpuSpec) -> list[str]:

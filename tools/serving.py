@@ -7,13 +7,15 @@ million tokens (chat, recommend, cost and the charts call it; tools.cost re-expo
 from __future__ import annotations
 
 __all__ = ["ServingRequest", "ServingPoint", "ServingEconomics", "serving_economics", "HOURS_PER_MONTH",
-           "ENGINE_MAX_NUM_SEQS", "SERVING_HEADROOM_FRACTION", "usd_per_million"]
+           "ENGINE_MAX_NUM_SEQS", "SERVING_HEADROOM_FRACTION", "usd_per_million", "BatchJobRequest", "BatchJob",
+           "batch_generation", "WorkloadShape", "ApiComparison", "api_vs_self_host"]
 
 import math
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from tools.errors import InvalidCombination
 from tools.findings import Finding
 from tools.load import ServingLoad, TrafficRequest, serving_load
 from tools.schemas import KV_PRECISIONS, GpuSpec, KvPrecision, ModelArch, VramRequest
@@ -28,22 +30,27 @@ SERVING_HEADROOM_FRACTION = 0.05
 _BATCHING_ENGINES = ("vllm", "sglang", "tensorrt-llm")  # chunk prefill at 8,192 tokens (vLLM default)
 
 
-class ServingRequest(BaseModel):
-    """An endpoint to price: precision, request shape, GPUs, and the load if known."""
+class WorkloadShape(BaseModel):
+    """What one copy of the model runs: precision, request shape, GPUs, memory and the engine's batch cap."""
 
     precision: str = Field("bf16", description="weight precision, e.g. bf16, fp8, int8, int4, q4_k_m")
     kv_precision: KvPrecision = Field("bf16", description=" | ".join(KV_PRECISIONS))
     prompt_tokens: int = Field(512, ge=0, le=100_000_000, description="prompt tokens per request, 0 to 100,000,000")
     output_tokens: int = Field(256, ge=1, le=100_000_000, description="generated tokens per request, 1 to 100,000,000")
     gpus: int = Field(1, ge=1, le=64, description="GPUs the model is split over (tensor parallel), 1 to 64")
-    concurrent_users: int | None = Field(None, ge=1, le=100_000,
-                                         description="concurrent sequences, 1 to 100,000; None = not given "
-                                                     "(the throughput-optimal batch within memory)")
     gpu_memory_gb: float | None = Field(None, gt=0, le=10_000, allow_inf_nan=False,
                                         description="per-GPU memory in GB; default the GPU's own")
     headroom_fraction: float = Field(SERVING_HEADROOM_FRACTION, ge=0, lt=1, allow_inf_nan=False)
     max_batch: int = Field(ENGINE_MAX_NUM_SEQS, ge=1, le=100_000,
                            description="the engine's cap on concurrent sequences (vLLM max_num_seqs)")
+
+
+class ServingRequest(WorkloadShape):
+    """An endpoint to price: the shape of what it runs, and the load if known."""
+
+    concurrent_users: int | None = Field(None, ge=1, le=100_000,
+                                         description="concurrent sequences, 1 to 100,000; None = not given "
+                                                     "(the throughput-optimal batch within memory)")
     traffic: TrafficRequest | None = Field(None, description="users online / request rate / think time / peak: "
                                                             "the batch is the concurrency they make (tools.load)")
     always_on: bool = Field(True, description="billed every hour (idle time counted in the $ per token served)")
@@ -98,7 +105,7 @@ def _point(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: ServingReques
                         spot_usd_per_million_tokens=usd_per_million(spot, spd.aggregate_tokens_per_s))
 
 
-def _serving_vram(a: ModelArch, engine: EngineProfile, req: ServingRequest, batch: int) -> VramRequest:
+def _serving_vram(a: ModelArch, engine: EngineProfile, req: WorkloadShape, batch: int) -> VramRequest:
     tp = req.gpus if engine.multi_gpu == "tensor" else 1
     return VramRequest(method="inference", weight_precision=req.precision, kv_precision=req.kv_precision,
                        batch=batch, seq_len=max(1, req.prompt_tokens + req.output_tokens), gpus=req.gpus,
@@ -198,3 +205,119 @@ def _at_traffic(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: ServingR
                             gpu_memory_gb=mem, findings=findings, load=load, replicas=replicas,
                             usd_per_million_tokens_served=served,
                             busy_fraction=min(1.0, asked / capacity) if capacity > 0 else None)
+
+
+class BatchJobRequest(WorkloadShape):
+    """An offline generation job: `requests` prompts of `prompt_tokens` in and `output_tokens` out, run at the
+    batch that finishes them soonest; `deadline_hours` gives the copies needed to meet it."""
+
+    requests: int = Field(ge=1, le=10**12, description="prompts to run (documents, queries, rows), 1 to 10^12")
+    deadline_hours: float | None = Field(None, gt=0, le=1e6, allow_inf_nan=False,
+                                         description="hours the job must finish in (the copies it needs)")
+
+
+class BatchJob(BaseModel):
+    """The job's time on one copy of the model (`gpus` GPUs) and the copies a deadline needs."""
+
+    requests: int
+    prompt_tokens: int
+    output_tokens: int
+    gpus_per_copy: int
+    batch: int = Field(description="requests run together (the batch with the most requests per hour)")
+    max_batch_in_memory: int
+    batch_limit: Literal["memory", "engine_max_num_seqs"]
+    seconds_per_batch: float = Field(description="prefill of the whole batch + every decode step (static batching)")
+    prefill_seconds_per_batch: float
+    requests_per_hour_per_copy: float
+    output_tokens_per_s_per_copy: float
+    prompt_tokens_per_s_per_copy: float
+    hours_one_copy: float = Field(description="wall hours on one copy")
+    prefill_hours_one_copy: float
+    gpu_hours: float
+    deadline_hours: float | None = None
+    copies_for_deadline: int | None = None
+    hours_at_that_count: float | None = None
+    formula: str
+
+
+def batch_generation(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: BatchJobRequest) -> BatchJob:
+    """Hours, GPU-hours and copies for an offline generation job (summarise N documents, answer N queries).
+
+    When to use: a fixed amount of work (N prompts of known length), not an endpoint's traffic.
+    Formula: a copy runs `batch` requests together; one batch takes t = prefill of batch x prompt tokens
+    (compute-bound) + output_tokens x decode step at that batch (tools.throughput.estimate_speed's
+    request_latency_s); requests per hour = batch / t x 3600, with the batch in {1, 2, 4, ..., cap} that
+    maximises it, cap = the KV cache that fits in memory less `headroom_fraction` (tools.throughput.
+    max_batch_for_memory) and the engine's max_num_seqs (256). Hours on one copy = requests / requests per
+    hour; GPU-hours = hours x GPUs per copy; copies for a deadline = ceil(hours / deadline). Prefill and
+    decode are timed one after the other (continuous batching overlaps part of them: an upper bound).
+    Example: 8B bf16 on one A100 80GB, 1,500 in / 150 out: prefill dominates (several hours per million
+    documents), as each prompt costs 2 x 8e9 x 1,500 FLOPs.
+
+    Raises:
+        InvalidCombination: one sequence does not fit on `gpus` GPUs.
+    """
+    mem = req.gpu_memory_gb or gpu.memory_gb
+    split = req.gpus if engine.multi_gpu == "layer" else 1
+    one = estimate_vram(a, _serving_vram(a, engine, req, 1))
+    max_mem = int(max_batch_for_memory(one, mem * (1 - req.headroom_fraction), split)["max_batch"]) if mem else req.max_batch
+    if max_mem < 1:
+        raise InvalidCombination(f"one sequence of {req.prompt_tokens + req.output_tokens:,} tokens does not fit on "
+                                 f"{req.gpus} x {gpu.name}: give more GPUs or a shorter prompt")
+    cap = max(1, min(max_mem, req.max_batch))
+    best = None
+    for b in sorted({1, cap} | {2 ** k for k in range(1, 17) if 2 ** k < cap}):
+        spd = estimate_speed(a, gpu, engine, SpeedRequest(
+            precision=req.precision, kv_precision=req.kv_precision, batch=b, prompt_tokens=req.prompt_tokens,
+            output_tokens=req.output_tokens, gpus=req.gpus))
+        per_hour = b / spd.request_latency_s * 3600.0
+        if best is None or per_hour > best[1]:
+            best = (b, per_hour, spd)
+    b, per_hour, spd = best
+    hours = req.requests / per_hour
+    prefill_h = req.requests / b * spd.time_to_first_token_s / 3600.0
+    copies = hours_at = None
+    if req.deadline_hours is not None:
+        copies = max(1, math.ceil(hours / req.deadline_hours - 1e-9))
+        hours_at = hours / copies
+    t = spd.request_latency_s
+    return BatchJob(
+        requests=req.requests, prompt_tokens=req.prompt_tokens, output_tokens=req.output_tokens, gpus_per_copy=req.gpus,
+        batch=b, max_batch_in_memory=max_mem, batch_limit="memory" if max_mem < req.max_batch else "engine_max_num_seqs",
+        seconds_per_batch=t, prefill_seconds_per_batch=spd.time_to_first_token_s, requests_per_hour_per_copy=per_hour,
+        output_tokens_per_s_per_copy=b * req.output_tokens / t, prompt_tokens_per_s_per_copy=b * req.prompt_tokens / t,
+        hours_one_copy=hours, prefill_hours_one_copy=prefill_h, gpu_hours=hours * req.gpus,
+        deadline_hours=req.deadline_hours, copies_for_deadline=copies, hours_at_that_count=hours_at,
+        formula=f"{req.requests:,} requests / ({b} per batch / {t:,.2f} s) = {hours:,.2f} h on one copy of {req.gpus} GPU(s)"
+                + (f"; over {req.deadline_hours:g} h: ceil({hours:,.2f} / {req.deadline_hours:g}) = {copies} copies"
+                   if copies else ""))
+
+
+class ApiComparison(BaseModel):
+    """The traffic's month at a hosted API's price per million tokens, beside the self-hosted month."""
+
+    tokens_per_month: float = Field(description="(prompt + output tokens) x average requests a month")
+    million_tokens_per_month: float
+    api_usd_per_million_tokens: float
+    api_usd_per_month: float
+    self_host_usd_per_month: float
+    cheaper: Literal["api", "self_host"]
+    ratio: float = Field(description="the dearer month / the cheaper month")
+
+
+def api_vs_self_host(average_requests_per_s: float, prompt_tokens: int, output_tokens: int,
+                     api_usd_per_million_tokens: float, self_host_usd_per_month: float) -> ApiComparison:
+    """A hosted API priced per token against a rented GPU priced per hour, for the same traffic.
+
+    Formula: tokens a month = average requests/s x 3600 x 730 h x (prompt + output tokens); the API's month =
+    tokens / 1e6 x its price (one price for input and output, as quoted); the self-hosted month is the
+    endpoint's (every hour it is up, all replicas). Example: 50,000 requests a day (0.579/s) x 1,100 tokens =
+    1.67e9 tokens a month; at $0.20/M: $335 against $942 for one H100 always on: the API is 2.8x cheaper.
+    """
+    tokens = average_requests_per_s * 3600.0 * HOURS_PER_MONTH * (prompt_tokens + output_tokens)
+    api = tokens / 1e6 * api_usd_per_million_tokens
+    cheaper = "api" if api < self_host_usd_per_month else "self_host"
+    lo, hi = sorted((api, self_host_usd_per_month))
+    return ApiComparison(tokens_per_month=tokens, million_tokens_per_month=tokens / 1e6, api_usd_per_million_tokens=api_usd_per_million_tokens,
+                         api_usd_per_month=api, self_host_usd_per_month=self_host_usd_per_month, cheaper=cheaper,
+                         ratio=hi / lo if lo > 0 else float("inf") if hi > 0 else 1.0)

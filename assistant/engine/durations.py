@@ -11,6 +11,9 @@ from knowledge.lexicon import patterns
 
 
 def time_role(hours: float, left: str, right: str) -> tuple[str, float]:
+    if re.search(r"checkpoints?\b[^.?!\d]{0,25}$|چیک ?پوائنٹ[^.?!\d]{0,25}$", left) or \
+            re.match(r"\s*\w*\s*(?:pe|par|پر|on)?\s*(?:a |ek )?checkpoint", right):
+        return ("checkpoint_every_hours", hours)  # "checkpoint every 30 min", "checkpoint har 30 min pe save"
     if hours == 24 and re.match(r"\s*\w*\s*(?:/\s*7|a day|chal|چل|run|non-?stop|round the clock)", right):
         return ("_always_on", hours)  # "24 گھنٹے چلے گا", "24 hours a day": always on, not a one-day job
     if re.search(r"(?:kills?|limit|cap|time ?out|times out|cut ?off|max(?:imum)? (?:session|runtime))\b[^.?!]{0,20}$", left):

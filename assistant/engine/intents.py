@@ -21,7 +21,7 @@ from assistant.engine.normalise import normalise
 from assistant.engine.plan_args import DEFAULTS
 from assistant.engine.query import NUMBER_FACTS, Query
 from knowledge.catalog import is_image_pipeline, resolve_model
-from knowledge.concepts import choice_ids, concept_ids
+from knowledge.concepts import choice_ids, choices_between, concept_ids
 from knowledge.lexicon import pattern_map, patterns
 
 
@@ -95,8 +95,9 @@ REQUESTS_PER_DAILY_USER = 10
 
 
 def _daily_users(t: str, q: Query) -> None:
-    """"روزانہ 1000 یوزرز", "1k daily users", "300 users per day": people a day, not people at once; their
-    requests a day feed Little's law like any request rate."""
+    """"روزانہ 1000 یوزرز", "1k daily users", "300 users per day", "a couple hundred employees": people a day
+    (an organisation's head count uses it in a day, not all at once); their requests a day feed Little's law
+    like any request rate."""
     if not q.concurrent_users or q.users_at_once or q.requests_per_day or q.requests_per_hour or q.requests_per_minute:
         return
     written = next((w for w, f in q.number_uses.items() if f == "concurrent_users"), None)
@@ -104,7 +105,9 @@ def _daily_users(t: str, q: Query) -> None:
     if at < 0:
         return
     after, before = t[at + len(normalise(written)):], t[max(0, at - 40):at]
-    if patterns("daily_users_after").match(after) or patterns("daily_users_before").search(before):
+    head_count = patterns("head_count_after").match(after) and not patterns("at_once").search(after[:40])
+    # "200 employees": who may use it in a day; "30 students at once" are at once
+    if patterns("daily_users_after").match(after) or patterns("daily_users_before").search(before) or head_count:
         q.daily_users, q.concurrent_users = q.concurrent_users, None
         q.requests_per_day = float(q.daily_users * REQUESTS_PER_DAILY_USER)
         q.number_uses[written] = "daily_users"
@@ -152,8 +155,10 @@ def _explain_or_observe(t: str, q: Query) -> None:
                 q.topics.append("cpu_offload")  # llama.cpp keeps what does not fit in system memory
     cues = cue_set("intent_cues", t)
     priced = bool(cues & {"prices", "cost"})  # "what is the H100's rate on spot?" asks for prices, not a concept
+    providers_weighed = bool(set(q.topics) & choices_between("providers"))  # "RunPod vs Vast, which is reliable?"
     weighs = (_hint("comparative", t) or _hint("preference", t)) and bool(set(q.topics) & choice_ids()) and \
-        len(q.gpus) < 2 and len(q.providers) < 2 and "$" not in t and not priced  # the options of the concept
+        len(q.gpus) < 2 and (len(q.providers) < 2 or providers_weighed) and "$" not in t and \
+        (not priced or providers_weighed)  # "not only cheap: which is reliable?" asks the concept beside the prices
     asks = _hint("why", t) or _hint("difference", t) or weighs or \
         (("guide" in cues or _hint("concept_beside_number", t)) and not priced)
     q.explain = bool(q.topics) and bool(asks) and not q.observed

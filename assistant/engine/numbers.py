@@ -48,7 +48,7 @@ def _tables(word_locales: frozenset[str] | None = None) -> tuple[dict[str, float
         scales.update({k: float(v) for k, v in lx.get("scale_words", {}).items()})
     scale_alt = "|".join(sorted((re.escape(s) for s in scales), key=len, reverse=True))
     word_alt = "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
-    digit = (r"(?<![\w.])(?P<num>(?:(?<=[\s(=:,])-|^-)?(?:\d{1,3}(?:,\d{2,3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[+-]?\d+)?|\.\d+))"
+    digit = (r"(?<![\w.])(?P<neg>(?:minus|negative|منفی)\s+)?(?P<num>(?:(?<=[\s(=:,])-|^-)?(?:\d{1,3}(?:,\d{2,3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[+-]?\d+)?|\.\d+))"
              rf"(?:[\s-]?(?P<scale>{scale_alt})(?:\s+(?P<scale2>{scale_alt})(?![\w\u0600-\u06ff/]))?(?![a-z0-9\u0600-\u06ff/]))?")
     wordnum = (rf"(?<![\w\u0600-\u06ff])(?P<w>(?:(?:{word_alt}|{scale_alt})(?:[\s-]+(?:and\s+)?)?)*(?:{word_alt}|{scale_alt}))"
                r"(?![\w\u0600-\u06ff])")
@@ -57,7 +57,7 @@ def _tables(word_locales: frozenset[str] | None = None) -> tuple[dict[str, float
 
 def _word_value(phrase: str, words: dict[str, float], scales: dict[str, float]) -> float | None:
     """'two hundred fifty thousand' -> 250000; 'pachas hazar' -> 50000; 'dedh lakh' -> 150000."""
-    toks = [t for t in re.split(r"[\s-]+", phrase) if t and t != "and"]
+    toks = [t.replace("_", " ") for t in re.split(r"[\s-]+", _joined(phrase, words)) if t and t != "and"]
     total, current, seen_number = 0.0, 0.0, False
     for t in toks:
         if t in scales and (current or total or t not in words):  # "پانچ سو" is 5 x 100, "سو" alone 100
@@ -89,12 +89,19 @@ def _word_value(phrase: str, words: dict[str, float], scales: dict[str, float]) 
     return total + current if seen_number else None
 
 
+def _joined(phrase: str, words: dict[str, float]) -> str:
+    """Multi-word number words as one token ("a couple hundred" -> "a_couple hundred"); same length as `phrase`."""
+    for w in sorted((w for w in words if " " in w), key=len, reverse=True):
+        phrase = re.sub(rf"(?<![\w]){re.escape(w)}(?![\w])", w.replace(" ", "_"), phrase)
+    return phrase
+
+
 def _word_runs(phrase: str, words: dict[str, float], scales: dict[str, float]) -> list[tuple[int, int, str]]:
     """The numbers a run of number words holds, as (start, end, text) within `phrase`: one when it reads
     as one number ("two hundred fifty"), else the longest readable runs left to right ("ek single": 1, 1)."""
     if _word_value(phrase, words, scales) is not None:
         return [(0, len(phrase), phrase)]
-    toks = [(t.start(), t.end()) for t in re.finditer(r"[^\s-]+", phrase) if t.group(0) != "and"]
+    toks = [(t.start(), t.end()) for t in re.finditer(r"[^\s-]+", _joined(phrase, words)) if t.group(0) != "and"]
     runs, i = [], 0
     while i < len(toks):
         j = len(toks)
@@ -125,6 +132,8 @@ def find_numbers(text: str, word_locales: frozenset[str] | None = None) -> list[
         sc = (m.group("scale") or "").strip()
         if sc:
             v *= scales[sc]
+        if m.group("neg"):
+            v = -abs(v)  # "minus 2000 tokens"
         if m.group("scale2"):  # "10 لاکھ ارب": ten lakh billion
             sc = m.group("scale2").strip()
             v *= scales[sc]

@@ -14,10 +14,11 @@ import re
 from typing import Any
 
 from assistant.engine.plan_args import (speed_args, DEFAULTS, MAX_SIDES, Call, Done, context_of, count_for, data_args, gpu_sides,
-                                        hourly_only, is_training, model_args, model_sides, train_method,
-                                        unique_calls, vram_args)
+                                        hourly_only, is_generation_job, is_training, job_requests, model_args,
+                                        model_sides, train_method, unique_calls, vram_args)
 from assistant.engine.plan_forward import relaxations, second_round
 from tools.load import TRAFFIC_FIELDS
+from tools.recommend import MAX_HOURS_PER_MONTH
 from assistant.engine.query import Query
 from knowledge.catalog import is_image_pipeline
 
@@ -30,6 +31,8 @@ def _guide(q: Query) -> Call:
              "train_time": "fine-tuning hardware time", "prices": "price comparison spot on-demand",
              "cost": "billing granularity spot checkpoint cost", "recommend": "choose a card VRAM first then bandwidth",
              "compare": "memory bandwidth HBM GDDR VRAM"}.get(q.intent, "")
+    if is_generation_job(q):
+        topic = "batch generation throughput interruptible spot"
     own = q.intent in ("guide", "help") or "guide" in q.intents or _OWN_TOPIC.search(q.text)
     question = q.text if own else f"{q.text} {topic}"
     topics = {"topics": q.topics[:4]} if q.topics and (q.explain or q.observed) else {}
@@ -51,6 +54,8 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
         return _largest_model_calls(q) + [_guide(q)]
     calls: list[Call] = []
     m = model_args(q)
+    if m and q.gpus and is_generation_job(q) and "recommend" not in intents:
+        return _job_calls(q, m) + [_guide(q)]  # how long, how many GPUs, what it costs: one job, sized once
     image = bool(q.model) and is_image_pipeline(q.model)
     if image:
         return _image_calls(q, intents) + [_guide(q)]
@@ -235,7 +240,8 @@ def _cost_calls(q: Query) -> list[Call]:
             for p in providers:
                 a = span | {"gpu": g, "provider": p, "gpus": count_for(q, g) if (count_for(q, g) or 0) > 1 else None,
                      "storage_gb": q.storage_gb, "egress_gb": q.egress_gb, "region": q.regions[0] if q.regions else None,
-                     "price_usd_per_hour": _stated_price(q, g)}
+                     "price_usd_per_hour": _stated_price(q, g), "spot_price_usd_per_hour": _stated_price(q, g, spot=True),
+                     "checkpoint_every_h": q.checkpoint_every_hours}
                 calls.append({"name": "cost_estimator", "args": {k: v for k, v in a.items() if v is not None}})
         return calls + _other_durations(q, calls)
     if not gpus:  # which GPU: the recommender, or (no run to cost) the cheapest hour of one that holds it
@@ -249,21 +255,39 @@ def _cost_calls(q: Query) -> list[Call]:
                 a |= data_args(q) | {"method": train_method(q)}
             else:
                 a |= {"serve": True, "batch": q.concurrent_users or q.batch, "precision": q.precision,
-                      "tokens_per_day": q.tokens_per_day}
+                      "tokens_per_day": q.tokens_per_day, "prompt_tokens": q.prompt_tokens,
+                      "output_tokens": q.output_tokens, "traffic": _traffic(q) or None,
+                      "api_usd_per_million_tokens": q.api_usd_per_million_tokens}
                 if q.duration_hours:
                     a["hours"] = q.duration_hours
             a |= {"storage_gb": q.storage_gb, "egress_gb": q.egress_gb, "price_usd_per_hour": _stated_price(q, g),
+                  "spot_price_usd_per_hour": _stated_price(q, g, spot=True), "checkpoint_every_h": q.checkpoint_every_hours,
                   "region": q.regions[0] if q.regions else None, "engine": None if is_training(q) else q.engine}
             calls.append({"name": "cost_estimator", "args": {k: v for k, v in a.items() if v is not None}})
     return calls + _other_durations(q, calls)
 
 
-def _stated_price(q: Query, gpu: str | None) -> float | None:
-    """The user's own hourly price for the configuration ("an H100 at $2.50/hr": per GPU, x the GPUs) when
-    one GPU is named: it replaces the catalog's, which the answer still shows beside it."""
-    if q.price_usd_per_gpu_hour is None or not gpu or len(q.gpus) > 1:
+def _job_calls(q: Query, m: dict[str, Any]) -> list[Call]:
+    """A generation job on each GPU named: its hours, the copies a deadline needs and the cost (one call each)."""
+    calls = []
+    for g in q.gpus[:MAX_SIDES]:
+        a: dict[str, Any] = m | {"gpu": g, "requests": job_requests(q), "prompt_tokens": q.prompt_tokens,
+                                 "output_tokens": q.output_tokens or (DEFAULTS["output_tokens"] if q.generated_tokens else None),
+                                 "deadline_hours": q.deadline_hours, "precision": q.precision, "engine": q.engine,
+                                 "gpus": count_for(q, g), "provider": q.providers[0] if q.providers else None,
+                                 "region": q.regions[0] if q.regions else None, "price_usd_per_hour": _stated_price(q, g)}
+        calls.append({"name": "cost_estimator", "args": {k: v for k, v in a.items() if v is not None}})
+    return calls
+
+
+def _stated_price(q: Query, gpu: str | None, spot: bool = False) -> float | None:
+    """The user's own hourly price for the configuration ("an H100 at $2.50/hr": per GPU, x the GPUs; `spot`:
+    the spot price they quote) when one GPU is named: it replaces the catalog's, which the answer still shows
+    beside it."""
+    per_gpu = q.spot_price_usd_per_gpu_hour if spot else q.price_usd_per_gpu_hour
+    if per_gpu is None or not gpu or len(q.gpus) > 1:
         return None
-    return round(q.price_usd_per_gpu_hour * (count_for(q, gpu) or 1), 6)
+    return round(per_gpu * (count_for(q, gpu) or 1), 6)
 
 
 def _other_durations(q: Query, calls: list[Call]) -> list[Call]:
@@ -315,6 +339,17 @@ def _load(q: Query) -> dict[str, Any]:
     return {"concurrent_users": q.concurrent_users or q.batch}
 
 
+def _traffic(q: Query) -> dict[str, Any]:
+    """The request rates the question states (tools.load.TrafficRequest fields), with the daily peak factor;
+    {} when users at once are given instead (they are the batch)."""
+    rate = {f: getattr(q, f) for f in TRAFFIC_FIELDS if f.startswith("requests_per_") and getattr(q, f)}
+    if q.concurrent_users or not rate:
+        return {}
+    if "requests_per_day" in rate:  # a day's requests mostly arrive in ~8 busy hours: 24 / 8 = 3x the average
+        rate["peak_factor"] = DAILY_PEAK_FACTOR
+    return rate
+
+
 def _recommend_args(q: Query) -> dict[str, Any]:
     a: dict[str, Any] = dict(model_args(q))
     if is_training(q):
@@ -323,18 +358,18 @@ def _recommend_args(q: Query) -> dict[str, Any]:
             a["budget_usd"] = q.budget_usd_total
     else:
         # no load given: the recommender prices at the throughput-optimal batch and at batch 1, both labelled
-        rate = {f: getattr(q, f) for f in TRAFFIC_FIELDS if f.startswith("requests_per_") and getattr(q, f)}
-        if "requests_per_day" in rate:  # a day's requests mostly arrive in ~8 busy hours: 24 / 8 = 3x the average
-            rate["peak_factor"] = DAILY_PEAK_FACTOR
+        rate = _traffic(q)
         a |= {"workload": "serve", "context_tokens": context_of(q)} | \
             (rate | {k: v for k, v in (("prompt_tokens", q.prompt_tokens), ("output_tokens", q.output_tokens)) if v}
-             if rate and not q.concurrent_users else _load(q))
+             if rate else _load(q))
         if q.precision:
             a["precisions"] = [q.precision]
         if q.min_tokens_per_s:
             a["min_tokens_per_s_per_user"] = q.min_tokens_per_s
         if q.budget_usd_total and q.duration_hours:  # "$500 a month, always on": at most 500 / 730 an hour
             a["max_usd_per_hour"] = round(q.budget_usd_total / q.duration_hours, 6)
+        if q.duration_hours and q.duration_hours <= MAX_HOURS_PER_MONTH:
+            a["hours_per_month"] = q.duration_hours  # "only 9 to 6 on weekdays": billed for those hours, not 730
     if q.budget_usd_per_hour is not None:
         a["max_usd_per_hour"] = min(q.budget_usd_per_hour, a.get("max_usd_per_hour", q.budget_usd_per_hour))
     if q.production and not is_training(q):

@@ -5,7 +5,7 @@ round (plan.py) and the second (plan_forward.py)."""
 from __future__ import annotations
 
 __all__ = ["DEFAULTS", "MAX_SIDES", "TRAINING", "Call", "Done", "context_of", "count_for", "data_args", "gpu_sides",
-           "hourly_only", "is_training", "model_args", "model_sides", "train_method", "unique_calls", "vram_args"]
+           "hourly_only", "is_generation_job", "is_training", "job_requests", "model_args", "model_sides", "train_method", "unique_calls", "vram_args"]
 
 from typing import Any
 
@@ -18,6 +18,7 @@ DEFAULTS = {
     "context_tokens": 4096,
     "finetune_method": "lora",
     "tokens_per_example": 512,
+    "output_tokens": 256,  # a generation job's length per request when only its total is given (the speed tool's)
     "billing_gpu": "A100",
     "billing_hours": 20 / 60,
     "example_model": "llama-3.1-8b",  # a speed question about a GPU alone: a common 8B model, said so
@@ -50,6 +51,23 @@ def model_sides(q: Query) -> list[dict[str, Any]]:
 
 def is_training(q: Query) -> bool:
     return q.method in TRAINING or (q.method is None and bool(q.dataset_tokens or q.epochs or (q.examples and not q.prompt_tokens)))
+
+
+def is_generation_job(q: Query) -> bool:
+    """A fixed amount of generation ("summarise 5M documents", "generate 1M tokens"), not an endpoint's
+    traffic: sized by tools.serving.batch_generation (hours, copies for a deadline, cost)."""
+    traffic = q.concurrent_users or q.tokens_per_day or q.requests_per_day or q.requests_per_hour or \
+        q.requests_per_minute or q.daily_users
+    return q.method == "inference" and bool(q.examples or q.generated_tokens) and not traffic and \
+        not (q.model and is_image_pipeline(q.model))
+
+
+def job_requests(q: Query) -> int:
+    """The prompts a generation job runs: the rows given, else the tokens to write / the output per request."""
+    if q.examples:
+        return int(q.examples)
+    per = q.output_tokens or DEFAULTS["output_tokens"]
+    return max(1, -(-int(q.generated_tokens or 0) // per))
 
 
 def train_method(q: Query) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 __all__ = ["assign_roles", "counts_per_card"]
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from assistant.engine.durations import time_role
 from assistant.engine.gigabytes import memory_role
@@ -50,7 +50,8 @@ _TOKENS_EACH = re.compile(r"(?:taqreeban|lagbhag|تقریباً|تقریبا|ل�
 _DATASET = re.compile(r"dataset|corpus|of data|of text|training data|\btrain(?:ing)? on\b|\bon\b\W*$|ڈیٹا|ڈیٹاسیٹ")
 _CONTEXT_NEAR = re.compile(r"context|ctx|window|seq(?:uence)?[ _-]?len|max[ _-]?len|sequence|کانٹیکسٹ|سیاق|سیکوئنس|سیکوینس")
 _PROMPT_NEAR = re.compile(r"prompt|input|\bin\b|پرامپٹ|ان پٹ")
-_OUTPUT_NEAR = re.compile(r"output|generat|response|completion|new tokens|answer|repl(?:y|ies)|\bout\b|\bback\b|آؤٹ پٹ|جواب")
+_OUTPUT_NEAR = re.compile(r"output|generat|response|completion|new tokens|answer|repl(?:y|ies)|summar|\bout\b|\bback\b|"
+                          r"آؤٹ پٹ|جواب|خلاصہ|khulasa")
 _TIME_UNITS = (("minutes", 1 / 60), ("hours", 1.0), ("days", 24.0), ("weeks", 168.0), ("months", 730.0),
                ("years", 8760.0), ("seconds", 1 / 3600))
 
@@ -75,6 +76,9 @@ def assign_roles(text: str, nums: list[Num], gpu_spans: list[tuple[int, int]], h
             continue
         left = r.low_left.get(i, left)
         role = _role(text, n, right, left, gpu_spans, has_model, nums, i, r)
+        if role is None and n.value < 0:  # "-4 GPUs", "minus 2000 tokens": the unit says the role; the sign makes it invalid
+            role = _role(text, replace(n, value=-n.value), right, left, gpu_spans, has_model, nums, i, r)
+            role = (role[0], -role[1]) if role and not role[0].startswith("_") else None
         if role is None:
             continue
         name, value = role
@@ -143,7 +147,7 @@ def _resolution(text: str, nums: list[Num], r: Roles) -> None:
 def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r: Roles):
     """The role of one number: the first rule group that recognises it (a grammar table, in order)."""
     if n.value in (1_000, 1_000_000) and re.search(r"(?:\bper|/|\ba|\bevery|\beach|\bfi|فی)\s*$", left) and \
-            re.match(r"\s*[- ]?(?:(?:output|input|prompt|generated)\s+)?(?:tokens?|toks?|ٹوکن)", right):
+            _per_tokens(right):
         return ("_price_unit", n.value)  # "cost per 1M output tokens": the unit a price is quoted in, not a length
     for rules in (_count_role, _unit_role, _token_role_group, _misc_role, _late_role):
         role = rules(text, n, right, left, gpu_spans, has_model, nums, i, r)
@@ -152,6 +156,12 @@ def _role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, i, r:
         if role is not None:
             return role
     return None
+
+
+def _per_tokens(right: str) -> bool:
+    """Tokens right after a "per N" ("per 1M output tokens", "فی ملین آؤٹ پٹ ٹوکن"): the unit a price is quoted in."""
+    return bool(re.match(rf"\s*[- ]?(?:(?:{_unit('output').pattern}|{_unit('prompt').pattern}|generated)\s+)?"
+                         r"(?:tokens?|toks?|ٹوکنز|ٹوکن)", right))
 
 
 # between a count and the GPU name: "8x", "8 nvidia", "8 عدد" (pieces), "8 units of", "ek hi" (just one)
@@ -213,20 +223,21 @@ def _unit_role(text, n: Num, right: str, left: str, gpu_spans, has_model, nums, 
         role = memory_role(v * 1000, right, left, has_model, gpu_spans, n.start)
         return role if role and role[0] in ("egress_gb", "storage_gb", "_storage_and_egress") else ("storage_gb", v * 1000)
     if re.match(r"\s*(?:cents?\b|سینٹ)", right):
-        tail = right[re.match(r"\s*(?:cents?\b|سینٹ)", right).end():]
-        per_hour = re.match(r"\s*(?:/|per|an|a|each)\s*(?:gpu[- ]?)?(?:hour|hr|h\b)", tail)
-        return ("budget_usd_per_hour" if per_hour else "budget_usd_total", v / 100)  # "under 50 cents an hour"
+        tail = re.sub(r"^\s*\([^)]*\)", "", right[re.match(r"\s*(?:cents?\b|سینٹ)", right).end():])  # "70 cents ($0.70)"
+        per_hour = re.match(r"\s*(?:/|per|an|a|each|fi|فی)\s*(?:gpu[- ]?)?(?:hour|hr|h\b|ghant|گھنٹ)", tail)
+        return (_hourly_role(v / 100, left, tail) if per_hour else "budget_usd_total", v / 100)  # "under 50 cents an hour"
     if re.search(r"(?:\$|usd|us\$)\s*$", left) or _starts(_unit("usd"), right) or \
             re.search(r"(?:in|into) (?:dollars|usd)\W+(?:\w+\W+){0,2}(?:around|about|roughly|~)?\s*$", left):
         stripped = right.lstrip(" -~:=")
         mu = _unit("usd").match(stripped)
         tail = stripped[mu.end():] if mu else right
-        if re.match(r"\s*(?:/|per|an|a|each|fi|فی)?\s*(?:gpu[- ]?)?(?:hour|hr|h\b|ghant|گھنٹ)", tail.lstrip()) or \
+        if re.match(r"\s*(?:/|per|an|a|each|fi|فی)?\s*(?:gpu[- ]?)?(?:hour|hr|h\b|ghant|گھنٹ)", tail.lstrip(" )]")) or \
                 re.match(r"\s*/\s*h", tail) or \
                 re.search(r"(?:per hour|hourly|/ ?hr|فی گھنٹ[ہے]|ghante ka|fi ghanta)\W*(?:\w+\W+){0,2}$", left[-25:]):
             return (_hourly_role(v, left, stripped[mu.end():] if mu else right), v)
-        if re.match(r"\s*(?:/|per)\s*(?:m\b|million|mtok|1m)", tail):
-            return None
+        if re.match(r"\s*(?:/|per|fi|فی)\s*(?:m\b|million|mtok|1m|ملین|10 لاکھ)", tail):
+            # "an API at $0.20 per million tokens": the alternative's price, weighed against self-hosting
+            return ("api_usd_per_million_tokens", v) if pattern_map("hints")["hosted_api"].search(r.text) else None
         return ("budget_usd_total", v)
     return None
 
@@ -238,6 +249,10 @@ def _hourly_role(v: float, left: str, right: str) -> str:
     before, after = left[-30:], right[:30]
     if v <= 0 or patterns("budget_cues").search(before):
         return "budget_usd_per_hour"
+    label = re.search(rf"(?:{patterns('spot').pattern}|{patterns('on_demand').pattern})\W*(?:(?:price|rate|ka rate|ki qeemat|"
+                      r"کی قیمت|کا ریٹ|is|=|:|hai|ہے)\W*)*$", before)
+    if label:  # "spot 0.9$/hr aur on-demand 1.8$/hr": each price labelled as the user pays it
+        return "price_usd_per_gpu_hour" if patterns("on_demand").match(label.group()) else "spot_price_usd_per_gpu_hour"
     if patterns("price_cues").search(before) or patterns("price_cues").search(after.split(",")[0]):
         return "price_usd_per_gpu_hour"
     return "budget_usd_per_hour"
@@ -249,12 +264,12 @@ def _token_role_group(text, n: Num, right: str, left: str, gpu_spans, has_model,
     if n.scale in ("b", "bn", "billion") and re.match(r"\s*(?:[\w-]+\s+){0,2}(?:models?|llms?|params?|parameters?)\b", right):
         return None  # "a 13b chat model": a size (read later), not 13 billion chats
     if n.is_word and not n.value % 1000 and re.search(r"(?:per|فی|fi|a|/)\s*$", left) and n.text.split()[0] == n.scale and \
-            re.match(r"\s*(?:tokens?|toks?|ٹوکن|ٹوکنز)", right):
+            _per_tokens(right):
         return ("_per_unit", v)  # "$ per million tokens", "فی ملین ٹوکن": a unit of price, not an amount
     if _starts(_unit("users"), right) and not re.search(r"sequences?", right[:12]) or \
             re.search(r"(?:batch(?:[- ]?size)?|\bbs)\s*(?:of|=|:)?\s*$", left):
         pass  # "context to 100000 users", "32k ctx 8 users", "batch 8 seq 1024": the number's own unit wins
-    elif _starts(_unit("context"), right) or re.search(r"(?:context|ctx|context length|context window|seq(?:uence)?(?:[ _-]?len(?:gth)?)?|max[ _-]?len)\s*(?:of|=|:|is|at|to|length)?\s*(?:~|about|around)?\s*$", left) \
+    elif _starts(_unit("context"), right) or re.search(r"(?:context|ctx|context length|context window|seq(?:uence)?(?:[ _-]?len(?:gth)?)?|max[ _-]?(?:model[ _-]?)?len)\s*(?:of|=|:|is|at|to|length)?\s*(?:~|about|around)?\s*$", left) \
             or re.search(r"(?:کانٹیکسٹ|سیاق|(?:سیکوئنس|سیکوینس|سیکوینس) ?(?:کی )?(?:لمبائی|لینتھ)?)\s*(?:تقریباً|تقریبا|لگ بھگ|taqreeban)?\s*$", left):
         return ("context_tokens", ctx_tokens(n))
     label = re.search(r"\b(input|prompt|output)s?\s*[:=]?\s*(?:~|about|around)?\s*$", left)
@@ -420,9 +435,10 @@ def _by_reference(text: str, n: Num, right: str, left: str, r: Roles) -> tuple[s
     """A count that names its quantity elsewhere: "need two thousand" after "SDXL images", "bump batch from
     1 to 32", "examples are 40k", "4k prompt and 512 output"."""
     v = n.value
-    side = re.match(r"\s*(output|prompt|input)s?\b", right)
-    if side and re.search(r"\btokens?\b|\d\s?k\b|\bprompt|\boutput", r.text):
-        return ({"output": "output_tokens"}.get(side.group(1), "prompt_tokens"), ctx_tokens(n))
+    side = next((role for unit, role in (("output", "output_tokens"), ("prompt", "prompt_tokens"))
+                 if _starts(_unit(unit), right)), None)  # lexicon units: "512 output", "500 ان پٹ"
+    if side and re.search(r"\btokens?\b|\d\s?k\b|\bprompt|\boutput|ٹوکن", r.text):
+        return (side, ctx_tokens(n))
     if v >= 2 and re.search(r"(?:needs?|wants?|make|generate|produce|create|chahiye|چاہیے|چاہئیں)\s*$", left) and \
             re.match(r"\s*(?:$|[,.;:?!)]|(?:for|to|in|by|of|by|ki|ke|کی|کے)\b|(?:a|per) day\b|daily\b|roz\b)", right):
         for unit, role in (("images", "images"), ("examples", "examples")):

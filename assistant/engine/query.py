@@ -29,8 +29,9 @@ FACT_FIELDS = (
     "solve_for", "model", "other_models", "model_unknown", "params_b", "method", "precision", "quant_format", "kv_precision",
     "optimizer", "training_precision", "gpus", "gpu_unknown", "gpu_count", "gpu_counts", "gpu_memory_gb", "host_ram_gb",
     "context_tokens", "prompt_tokens", "output_tokens", "batch", "concurrent_users", "examples", "tokens_per_example",
-    "dataset_tokens", "epochs", "budget_usd_per_hour", "price_usd_per_gpu_hour", "budget_usd_total", "deadline_hours", "min_tokens_per_s",
-    "tokens_per_day", "requests_per_day", "requests_per_hour", "requests_per_minute", "providers", "regions", "spot", "both_pricing", "engine", "lora_rank", "lora_targets",
+    "generated_tokens", "dataset_tokens", "epochs", "budget_usd_per_hour", "price_usd_per_gpu_hour", "spot_price_usd_per_gpu_hour",
+    "api_usd_per_million_tokens", "checkpoint_every_hours", "budget_usd_total", "deadline_hours", "min_tokens_per_s",
+    "tokens_per_day", "daily_users", "requests_per_day", "requests_per_hour", "requests_per_minute", "providers", "regions", "spot", "both_pricing", "engine", "lora_rank", "lora_targets",
     "grad_checkpointing", "storage_gb", "egress_gb", "duration_hours", "images", "resolution", "steps", "billing",
 )
 
@@ -57,13 +58,17 @@ NUMBER_FACTS: dict[str, tuple[type, str]] = {
     "output_tokens": (int, "generated tokens per request"),
     "batch": (int, "micro-batch (training) or concurrent sequences when called batch"),
     "concurrent_users": (int, "users or requests served at once"),
-    "examples": (int, "training examples (dataset rows)"),
+    "examples": (int, "training examples (dataset rows), or the prompts of a generation job (method inference)"),
     "tokens_per_example": (int, "tokens in one training example"),
     "dataset_tokens": (float, "tokens in the whole dataset"),
+    "generated_tokens": (float, "tokens a generation job writes in all, when no length per request is given"),
     "epochs": (float, "passes over the dataset"),
     "budget_usd_per_hour": (float, "most the user will pay per hour, USD"),
     "price_usd_per_gpu_hour": (float, "the hourly price per GPU the user says they pay (a price, not a cap), USD"),
     "budget_usd_total": (float, "most the user will pay in all (a job or a month), USD"),
+    "spot_price_usd_per_gpu_hour": (float, "the spot (interruptible) price per GPU the user says they get, USD"),
+    "checkpoint_every_hours": (float, "hours between the checkpoints a training run writes (spot interruptions)"),
+    "api_usd_per_million_tokens": (float, "a hosted API's price the user quotes, USD per million tokens"),
     "deadline_hours": (float, "time the job must finish in, hours"),
     "min_tokens_per_s": (float, "per-user decode speed target, tokens/s"),
     "tokens_per_day": (float, "tokens an endpoint must write a day (a serving volume)"),
@@ -181,7 +186,7 @@ Query = create_model(
 
 # A new model or workload starts a new question; these fields then do not carry over.
 _RESET_ON_NEW_MODEL = ("method", "precision", "context_tokens", "prompt_tokens", "output_tokens", "batch",
-                       "concurrent_users", "examples", "tokens_per_example", "dataset_tokens", "epochs", "lora_rank",
+                       "concurrent_users", "examples", "tokens_per_example", "generated_tokens", "dataset_tokens", "epochs", "lora_rank",
                        "lora_targets", "images", "resolution", "steps", "solve_for")
 
 

@@ -21,6 +21,7 @@ from typing import Any
 from knowledge.catalog import is_image_pipeline, resolve_model as _resolve
 from knowledge.language import detect_language
 from knowledge.lexicon import lexicon, pattern_map, patterns
+from knowledge.prices.regions import country_words, resolve_place
 from tools.schemas import KV_PRECISIONS
 from assistant.engine.names import (Span, find_concepts, find_gpus, find_instances, find_models, find_providers,
                                     named_model, setting_values)
@@ -155,8 +156,23 @@ def _settle(t: str, q: Query) -> None:
     _size_from_vouched_name(t, q)  # "Mehran-13B naam ka ek model hai": the size its name states
     if q.images and q.method in ("lora", "qlora", "full", "finetune") and not q.examples:
         q.examples, q.images = q.images, None  # "an SDXL LoRA on 200 images": the training set, not images to make
+    _generation_job(q)
     if re.search(r"\b24\s*/\s*7\b", t):  # "runs 24/7": always on, read by the duration phrases (never a number)
         q.number_uses |= {"24": "always on (24/7)", "7": "always on (24/7)"}
+
+
+def _generation_job(q: Query) -> None:
+    """A generation job's rows are prompts ("summarise 5M documents of ~1,500 tokens into 150-token summaries"):
+    the tokens of each are its prompt, a second length its output, when neither was written as such."""
+    if q.method != "inference" or not q.examples or q.tokens_per_example is None:
+        return
+    second = q.alternatives.pop("tokens_per_example", None)
+    if q.prompt_tokens is None:
+        q.prompt_tokens, q.tokens_per_example = q.tokens_per_example, None
+    if second is not None and q.output_tokens is None:
+        q.output_tokens = int(second)
+    renamed = {"tokens_per_example": "prompt_tokens", "tokens_per_example (second value)": "output_tokens"}
+    q.number_uses = {k: renamed.get(v, v) for k, v in q.number_uses.items()}
 
 
 def _size_from_vouched_name(t: str, q: Query) -> None:
@@ -252,8 +268,9 @@ def _read_numbers(t: str, q: Query, name_spans: list[tuple[int, int]], gpu_spans
     total = roles.values.get("_generated_total")
     if total and roles.values.get("output_tokens") and "examples" not in roles.values:
         roles.values["examples"] = total / roles.values["output_tokens"]  # 1B tokens at ~300 per request: 3.3M requests
-    elif total and "output_tokens" not in roles.values:
-        roles.values["output_tokens"] = total  # "1 million output tokens" with no answer length: the output asked about
+    elif total:
+        roles.values["generated_tokens"] = total  # "generate 1 million tokens": the job's total, no length per request
+    roles.role_of = {j: "generated_tokens" if role == "_generated_total" else role for j, role in roles.role_of.items()}
     if "_nodes" in roles.values and "gpu_count" in roles.values:
         roles.values["gpu_count"] *= roles.values["_nodes"]  # "4 nodes x 8 H100": 32 GPUs in all
     for k, v in roles.values.items():
@@ -335,6 +352,11 @@ def _read_words(t: str, q: Query) -> None:
                         [m.group() for m in codes] +
                         (["us"] if re.search(r"\b(?:US|USA|U\.S\.)\b", q.text) else []))  # the capital US, not "us"
     q.regions = [r for r in q.regions if not any(o != r and o.startswith(r + "-") for o in q.regions)]  # "us-east"
+    if "eu" in q.regions and "europe" in q.regions:
+        q.regions.remove("europe")  # "EU data residency ... in Europe": the EU is the constraint, Europe the wider word
+    named = {resolve_place(r).label for r in q.regions}
+    q.regions += _unique([m.group() for m in country_words().finditer(t) if not _negated(t, m.start(), m.end())
+                          and resolve_place(m.group()).label not in named])  # any country of the data ("in Israel")
     q.billing = bool(patterns("billing_cues").search(t))
     if q.concurrent_users is None:
         for lx in lexicon().values():

@@ -14,6 +14,7 @@ from assistant.service.images import image_cost
 from knowledge.catalog import is_image_pipeline
 from tools.errors import InvalidCombination, InvalidInput
 from tools.schemas import PriceResult, validated
+from tools.serving import BatchJobRequest, batch_generation
 from assistant.service.models import resolve_model_arch, speed, train_time
 from assistant.service.offers import (catalog_info, catalog_refresh, data_date, offers_and_billing,  # noqa: F401
                                      price_db, prices, providers_in_data)
@@ -36,6 +37,8 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
          prompt_tokens: int | None = None, output_tokens: int | None = None,
          storage_gb: float | None = None, months: float | None = None, egress_gb: float | None = None,
          tokens_per_day: float | None = None, traffic: dict[str, Any] | None = None, budget_usd: float | None = None,
+         requests: int | None = None, deadline_hours: float | None = None,
+         api_usd_per_million_tokens: float | None = None, spot_price_usd_per_hour: float | None = None,
          **spot: Any) -> dict[str, Any]:
     """What a job (or an always-on endpoint) costs on the cheapest matching offer.
 
@@ -45,6 +48,11 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
     `traffic` (serving): tools.load.TrafficRequest fields; the batch is the concurrency they make (Little's
     law), with replicas and the $ per million tokens served, idle time included. `budget_usd` with no hours
     and no model: the running hours the budget buys at the offer's price (tools.cost.hours_for_budget).
+    `api_usd_per_million_tokens` (serving with traffic): the same traffic's month at that API price, beside it.
+    `spot_price_usd_per_hour`: the user's own spot price for the configuration (replaces the offer's).
+    `requests` (an offline generation job: N prompts of prompt_tokens in, output_tokens out): the hours on
+    one copy of the model (tools.serving.batch_generation), the copies `deadline_hours` needs, the cost of
+    those hours; with no GPU count, a copy is the fewest GPUs that hold the model at the job's batch.
 
     Raises:
         AdvisorError subclasses with user-facing messages.
@@ -58,6 +66,9 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
                           hours=hours, method=method, dataset_tokens=dataset_tokens, examples=examples,
                           tokens_per_example=tokens_per_example, epochs=epochs, prompt_tokens=prompt_tokens,
                           output_tokens=output_tokens, **spot)
+    job = requests is not None and not serve
+    if job and gpus is None:
+        gpus = _gpus_per_copy(model, config, params_b, gpu, engine, precision, prompt_tokens, output_tokens)
     n = gpus or 1
     hrs = _finite_nonneg("hours", hours, 1e6)
     storage_gb = _finite_nonneg("storage_gb", storage_gb, 1e9)
@@ -69,44 +80,94 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
     offer = res_od.offers[0] if res_od.offers else None
     spot_offer = res_spot.offers[0] if res_spot.offers else None
     price, prov = _hourly_price(price_usd_per_hour, provider, offer, spot_offer, f"{n} x {gpu}")
+    if spot_price_usd_per_hour is not None and (spot_offer or offer) is not None:  # the user's own spot price
+        spot_offer = (spot_offer or offer).model_copy(update={
+            "spot_price_usd_per_hour": _finite_nonneg("spot_price_usd_per_hour", spot_price_usd_per_hour, 1e6),
+            "provider": prov or (spot_offer or offer).provider})
     inputs: dict[str, Any] = dict(
         gpu=gpu, gpus=n, price_usd_per_hour=price, price_given=price_usd_per_hour is not None,
         provider_filter=provider, rates=ProviderRates.of(prov, load_providers().get(prov or "", {})),
         offer=offer, spot_offer=spot_offer, storage_gb=storage_gb, months=months_v, egress_gb=egress_gb, spot=sa,
         gpu_note=res_od.gpu_note)
-    has_model = not (model is None and config is None and params_b is None)
-    if serve:
-        if not has_model:
-            raise InvalidCombination("serving cost needs the model (--model, --config or --params-b)")
-        inputs |= _serving_inputs(model, config, params_b, gpu, n, engine, precision, batch, prompt_tokens,
-                                  output_tokens, offer, price, spot_offer, traffic)
-        if tokens_per_day is not None:
-            inputs["tokens_per_day"] = _finite_nonneg("tokens_per_day", tokens_per_day, 1e15) or None
-    elif hrs is None and budget_usd is not None and not has_model:
-        inputs["runtime_hours"] = _budget_hours(budget_usd, price, prov)
-    elif hrs is None:
-        if not has_model:
-            raise InvalidCombination("give --hours H, or a model with --method and the data size to estimate them")
-        tt = train_time(model=model, config=config, params_b=params_b, gpu=gpu, gpus=n, method=method,
-                        dataset_tokens=dataset_tokens, examples=examples, tokens_per_example=tokens_per_example,
-                        epochs=epochs)
-        inputs |= {"runtime_hours": tt.hours, "estimator_assumptions": tt.assumptions}
-        training = {"tokens_per_s": tt.tokens_per_s, "hours": tt.hours, "gpu_hours": tt.gpu_hours,
-                    "method": tt.inputs["method"], "total_tokens": tt.total_tokens}
-    else:
-        inputs["runtime_hours"] = hrs
+    extra, part = _runtime(dict(model=model, config=config, params_b=params_b), gpu, n, price, prov, offer, spot_offer,
+                           dict(serve=serve, job=job, hours=hrs, budget_usd=budget_usd, engine=engine,
+                                precision=precision, batch=batch, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
+                                traffic=traffic, tokens_per_day=tokens_per_day, requests=requests,
+                                deadline_hours=deadline_hours, api_usd_per_million_tokens=api_usd_per_million_tokens,
+                                method=method, dataset_tokens=dataset_tokens,
+                                examples=examples, tokens_per_example=tokens_per_example, epochs=epochs))
+    inputs |= extra
     rep = cost_report(CostInputs(**inputs))
     head = {"as_of": res_od.as_of or res_spot.as_of, "stale": res_od.stale, "data_note": res_od.data_note,
             "not_in_data": res_od.not_in_data, "price_usd_per_hour": price}
     if only_larger:
         head["only_larger_instance"] = only_larger
-    if budget_usd is not None and not has_model and not serve and hrs is None:
-        head["hours_for_budget"] = {"budget_usd": budget_usd, "hours": inputs["runtime_hours"],
-                                    "gpu_hours": inputs["runtime_hours"] * n}
-    if not serve and hrs is None and "hours_for_budget" not in head:
+    if "training" in part:  # the training estimate right after the configuration it is for
         head_keys = ("gpu", "gpus", "offer", "spot_offer")
-        rep = {k: rep[k] for k in head_keys} | {"training": training} | {k: v for k, v in rep.items() if k not in head_keys}
-    return head | rep
+        rep = {k: rep[k] for k in head_keys} | part | {k: v for k, v in rep.items() if k not in head_keys}
+        part = {}
+    return head | part | rep
+
+
+def _runtime(ref: dict[str, Any], gpu: str, n: int, price: float | None, prov: str | None, offer: Any, spot_offer: Any,
+             w: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(cost_report inputs, the part of the result that says where the hours come from): an endpoint's
+    serving economics, a generation job's hours, the hours a budget buys, the training estimate, or the
+    hours given."""
+    has_model = any(v is not None for v in ref.values())
+    if w["serve"]:
+        if not has_model:
+            raise InvalidCombination("serving cost needs the model (--model, --config or --params-b)")
+        extra = _serving_inputs(*ref.values(), gpu, n, w["engine"], w["precision"], w["batch"], w["prompt_tokens"],
+                                w["output_tokens"], offer, price, spot_offer, w["traffic"])
+        if w["tokens_per_day"] is not None:
+            extra["tokens_per_day"] = _finite_nonneg("tokens_per_day", w["tokens_per_day"], 1e15) or None
+        if w["api_usd_per_million_tokens"] is not None:  # a hosted API's price, weighed against the endpoint
+            extra |= {"api_usd_per_million_tokens": w["api_usd_per_million_tokens"]} | \
+                {k: w[k] for k in ("prompt_tokens", "output_tokens") if w[k] is not None}
+        return extra, {}
+    if w["hours"] is not None:
+        return {"runtime_hours": w["hours"]}, {}
+    if w["job"]:
+        if not has_model:
+            raise InvalidCombination("a generation job's cost needs the model (--model, --config or --params-b)")
+        gen = _generation_job(*ref.values(), gpu, n, w["engine"], w["precision"], w["prompt_tokens"],
+                              w["output_tokens"], w["requests"], w["deadline_hours"])
+        return {"runtime_hours": gen.hours_one_copy}, {"generation_job": gen.model_dump()}
+    if w["budget_usd"] is not None and not has_model:
+        h = _budget_hours(w["budget_usd"], price, prov)
+        return {"runtime_hours": h}, {"hours_for_budget": {"budget_usd": w["budget_usd"], "hours": h, "gpu_hours": h * n}}
+    if not has_model:
+        raise InvalidCombination("give --hours H, or a model with --method and the data size to estimate them")
+    tt = train_time(**ref, gpu=gpu, gpus=n, method=w["method"], dataset_tokens=w["dataset_tokens"],
+                    examples=w["examples"], tokens_per_example=w["tokens_per_example"], epochs=w["epochs"])
+    return {"runtime_hours": tt.hours, "estimator_assumptions": tt.assumptions}, {"training": {
+        "tokens_per_s": tt.tokens_per_s, "hours": tt.hours, "gpu_hours": tt.gpu_hours, "method": tt.inputs["method"],
+        "total_tokens": tt.total_tokens}}
+
+
+def _generation_job(model: str | None, config: str | None, params_b: float | None, gpu: str, n: int,
+                    engine: str | None, precision: str | None, prompt_tokens: int | None, output_tokens: int | None,
+                    requests: int, deadline_hours: float | None) -> Any:
+    """tools.serving.batch_generation for the resolved model, GPU and engine."""
+    shape = {k: v for k, v in (("precision", precision), ("prompt_tokens", prompt_tokens),
+                               ("output_tokens", output_tokens), ("deadline_hours", deadline_hours)) if v is not None}
+    req = validated(BatchJobRequest, requests=requests, gpus=n, **shape)
+    return batch_generation(resolve_model_arch(model, config, params_b), resolve_gpu(gpu).gpu, resolve_engine(engine), req)
+
+
+def _gpus_per_copy(model: str | None, config: str | None, params_b: float | None, gpu: str, engine: str | None,
+                   precision: str | None, prompt_tokens: int | None, output_tokens: int | None) -> int | None:
+    """The fewest GPUs (1, 2, 4, 8) one copy of the model needs to run a job's sequences (None: 1, or no model)."""
+    if model is None and config is None and params_b is None:
+        return None
+    for k in (1, 2, 4, 8):
+        try:
+            _generation_job(model, config, params_b, gpu, k, engine, precision, prompt_tokens, output_tokens, 1, None)
+            return k if k > 1 else None
+        except InvalidCombination:
+            continue
+    return None
 
 
 def _hourly_price(given: Any, provider: str | None, offer: Any, spot_offer: Any, what: str

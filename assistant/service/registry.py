@@ -117,9 +117,19 @@ class CostArgs(ImageShape, ModelRef):
     epochs: Num = None
     serve: bool = Field(False, description="cost of an always-on endpoint instead of a job")
     tokens_per_day: Num = Field(None, gt=0, description="serving: tokens the endpoint must write a day (volume)")
+    traffic: dict[str, float] | None = Field(None, description="serving: the traffic (tools.load.TrafficRequest "
+                                                              "fields: users_online, requests_per_day, peak_factor ...)")
+    api_usd_per_million_tokens: Num = Field(None, gt=0, description="serving with traffic: a hosted API's price per "
+                                                                "million tokens, to weigh the endpoint's month against")
+    requests: int | None = Field(None, gt=0, description="an offline generation job: prompts to run (documents, "
+                                                         "queries), each prompt_tokens in and output_tokens out")
+    deadline_hours: Num = Field(None, gt=0, description="generation job: hours it must finish in (copies needed)")
     batch: int | None = None
     precision: str | None = None
     interruptions_per_hour: Num = None
+    checkpoint_every_h: Num = Field(None, gt=0, description="spot: hours between the run's checkpoints")
+    spot_price_usd_per_hour: Num = Field(None, gt=0, description="the user's own spot price for the whole "
+                                                              "configuration, USD per hour (replaces the catalog's)")
 
 
 class _RecommendRefs(ImageShape, ModelRef):

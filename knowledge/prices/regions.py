@@ -11,7 +11,7 @@ Region names no table lists are read by the naming patterns real catalogs use:
 
 from __future__ import annotations
 
-__all__ = ["Place", "PlaceQuery", "locate", "resolve_place"]
+__all__ = ["Place", "PlaceQuery", "country_words", "locate", "resolve_place"]
 
 import csv
 import re
@@ -59,6 +59,14 @@ def _country_names() -> dict[str, str]:
             if n.strip():
                 out[_norm(n)] = code
     return out
+
+
+@lru_cache(maxsize=1)
+def country_words() -> re.Pattern:
+    """Every country name and alias of countries.csv as one word-bounded pattern (longest first), for reading
+    a country a question names ("must stay in Israel") as a region; two-letter codes are left out ("in" is not India)."""
+    names = sorted((n for n in _country_names() if len(n) > 2), key=len, reverse=True)
+    return re.compile(r"\b(?:" + "|".join(re.escape(n).replace(r"\ ", r"[\s-]+") for n in names) + r")\b")
 
 
 @lru_cache(maxsize=1)

@@ -39,8 +39,13 @@ def test_every_naming_style_is_located(provider, region, country, continent):
     assert (p.country, p.continent) == (country, continent)
 
 
+# the EU-27 and the EEA's Iceland, Liechtenstein and Norway (where GDPR applies): not Russia, the UK or Switzerland
+EU_EEA = ("AT", "BE", "BG", "HR", "CY", "CZ", "DK", "EE", "FI", "FR", "DE", "GR", "HU", "IE", "IT", "LV", "LT", "LU", "MT",
+          "NL", "PL", "PT", "RO", "SK", "SI", "ES", "SE", "IS", "LI", "NO")
+
+
 @pytest.mark.parametrize("text, continents, countries, place", [
-    ("Europe", ("europe",), (), ""), ("eu", ("europe",), (), ""), ("us", (), ("US",), ""),
+    ("Europe", ("europe",), (), ""), ("eu", (), EU_EEA, ""), ("EEA", (), EU_EEA, ""), ("us", (), ("US",), ""),
     ("USA", (), ("US",), ""), ("asia", ("asia",), (), ""), ("apac", ("asia", "oceania"), (), ""),
     ("Germany", (), ("DE",), ""), ("de", (), ("DE",), ""), ("UK", (), ("GB",), ""),
     ("Frankfurt", (), (), "frankfurt"), ("us-east", (), (), ""),
@@ -101,3 +106,12 @@ def test_cheapest_a100_80gb_spot_in_europe_is_the_catalog_minimum(db):
     best = min(float(r["spot_price_usd_per_gpu_hour"]) for r in rows)
     assert res.offers[0].spot_price_usd_per_gpu_hour == pytest.approx(best)
     assert res.offers[0].provider == "verda" and best == pytest.approx(0.4515)  # Verda, Finland
+
+
+def test_the_eu_is_not_geographic_europe(db):
+    eu = db.query(PriceQuery(region="eu", limit=1000), None).offers
+    europe = db.query(PriceQuery(region="europe", limit=1000), None).offers
+    assert eu and all(o.country in EU_EEA for o in eu)
+    outside = {o.country for o in europe} - set(EU_EEA)
+    assert outside, "the shipped offers include European countries outside the EU (the UK, Russia ...)"
+    assert not outside & {o.country for o in eu}

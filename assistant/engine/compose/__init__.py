@@ -32,6 +32,7 @@ from assistant.engine.intents import REQUESTS_PER_DAILY_USER
 from assistant.engine.query import NUMBER_FACTS, Query
 from assistant.engine.render.catalog import message
 from knowledge.catalog import is_image_pipeline
+from knowledge.prices.regions import resolve_place
 
 _PARTS = {"solve": solve_part, "vram_calculator": fit_part, "speed_estimator": speed_part, "training_time": train_part,
           "cost_estimator": cost_part, "recommend_gpus": recommend_part, "price_query": prices_part,
@@ -66,7 +67,9 @@ def compose(query: Query, done: Done, scenarios: list[dict[str, Any]] | None = N
             "per_day": user_number(query.office_hours), "hours": q_(hours, "h")}))
     if query.model_assumed and query.model:
         s.notices.append(Finding(code="notice.model_assumed", params={"name": catalog_model_name(query.model)}))
-    if query.unpriced_alternative and query.intent not in ("help", "out_of_scope"):
+    priced_api = query.unpriced_alternative == "hosted_api" and any(
+        "api_comparison" in (r.get("serving") or {}) for _, r in results(done, "cost_estimator"))
+    if query.unpriced_alternative and query.intent not in ("help", "out_of_scope") and not priced_api:
         s.notices.append(Finding(code=f"cost.vs_{query.unpriced_alternative}"))  # API/hardware prices: not in the data
     if query.model and query.model_text and re.fullmatch(r"[a-z]+[\s-]?\d+(?:\.\d+)?\s?b", query.model_text.strip().lower()):
         # "llama 70b": the newest catalog model of that family and size, said so
@@ -319,7 +322,7 @@ def understood(q: Query, done: Done | None = None) -> list[Finding]:
     if q.providers:
         out.append(Finding(code="u.providers", params={"names": list(q.providers)}))
     if q.regions:
-        out.append(Finding(code="u.regions", params={"names": list(q.regions)}))
+        out.append(Finding(code="u.regions", params={"names": [region_label(r) for r in q.regions]}))
     if q.both_pricing:
         out.append(Finding(code="u.both_pricing"))
     elif q.spot is not None:
@@ -339,6 +342,12 @@ def understood(q: Query, done: Done | None = None) -> list[Finding]:
     return out
 
 
+def region_label(word: str) -> str:
+    """A region word as the answer names it: its group or country ("eu" -> "the EU/EEA"), else as written."""
+    place = resolve_place(word)
+    return place.label if place.continents or place.countries else word
+
+
 def _was(field: str, v: Any) -> Any:
     """An earlier value as the answer shows it: a yes/no as a word, a model by its name, a number as written."""
     if isinstance(v, bool):
@@ -355,9 +364,11 @@ _QUANTITIES = (("context_tokens", "u.context", "tokens"), ("prompt_tokens", "u.p
                ("output_tokens", "u.output", "tokens"), ("batch", "u.batch", "int"),
                ("concurrent_users", "u.users", "int"),
                ("examples", "u.examples", "int"), ("tokens_per_example", "u.tokens_per_example", "tokens"),
-               ("dataset_tokens", "u.dataset_tokens", "tokens"), ("epochs", "u.epochs", "int"),
+               ("dataset_tokens", "u.dataset_tokens", "tokens"), ("generated_tokens", "u.generated_tokens", "tokens"),
+               ("epochs", "u.epochs", "int"),
                ("budget_usd_total", "u.budget_total", "usd"), ("budget_usd_per_hour", "u.budget_hour", "usd_h"),
-               ("price_usd_per_gpu_hour", "u.price_hour", "usd_h"),
+               ("price_usd_per_gpu_hour", "u.price_hour", "usd_h"), ("spot_price_usd_per_gpu_hour", "u.spot_price", "usd_h"),
+               ("api_usd_per_million_tokens", "u.api_price", "usd_mtok"), ("checkpoint_every_hours", "u.checkpoint", "h"),
                ("deadline_hours", "u.deadline", "h"), ("min_tokens_per_s", "u.speed_target", "tok_s"),
                ("tokens_per_day", "u.tokens_per_day", "tokens"),
                ("daily_users", "u.daily_users", "int"), ("requests_per_day", "u.requests_per_day", "int"), ("requests_per_hour", "u.requests_per_hour", "int"),
@@ -376,12 +387,14 @@ def _quantities(q: Query) -> list[Finding]:
         if v is not None:
             if isinstance(v, float) and v.is_integer():
                 v = int(v)  # as the user said it: 80 GB, 3 epochs, $100
-            if field == "duration_hours" and v < 1 and abs(v * 60 - round(v * 60)) < 1e-6:
+            if field in ("duration_hours", "checkpoint_every_hours") and v < 1 and abs(v * 60 - round(v * 60)) < 1e-6:
                 v, unit = round(v * 60), "min"  # a run given in minutes stays in minutes
             if field == "concurrent_users" and v == 1:
                 code = "u.one_user"  # "a single user": no count to read as a plural
             elif field == "concurrent_users" and not q.users_at_once:
                 code = "u.users_online"  # "for 40 developers": users, not generations at once (Little's law)
+            elif field == "examples" and q.method == "inference":
+                code = "u.prompts"  # a generation job's rows are prompts to run, not training examples
             out.append(Finding(code=code, params={"v": q_(v, unit)}))
             if field in q.alternatives:  # "4k vs 32k context": the second value, weighed beside the first
                 alt = q.alternatives[field]

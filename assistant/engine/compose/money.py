@@ -211,9 +211,19 @@ def _offer_gpu(r: dict[str, Any], a: dict[str, Any]) -> str:
 def _job_numbers(r: dict[str, Any]) -> list:
     out = []
     tr = r.get("training") or {}
+    gen = r.get("generation_job") or {}
     if tr.get("tokens_per_s"):
         out.append(kn("num.train_throughput", tr["tokens_per_s"], "tok_s"))
+    if gen:
+        out += [kn("num.prompts_to_run", gen["requests"], "int"), kn("num.job_batch", gen["batch"], "int"),
+                kn("num.read_per_copy", gen["prompt_tokens_per_s_per_copy"], "tok_s"),
+                kn("num.written_per_copy", gen["output_tokens_per_s_per_copy"], "tok_s"),
+                kn("num.gpu_hours", gen["gpu_hours"], "h")]
+        if gen.get("copies_for_deadline"):
+            out.append(kn("num.copies_for_deadline", gen["copies_for_deadline"], "int"))
     out.append(kn("num.runtime", r.get("runtime_hours"), "h"))
+    if gen:
+        out.append(kn("num.prefill_time", gen["prefill_hours_one_copy"], "h"))
     o = r.get("offer") or {}
     price = r.get("price_usd_per_hour", o.get("price_usd_per_hour"))  # the price the cost is at (the user's, if given)
     if price is not None:
@@ -284,8 +294,11 @@ def cost_part(q: Query, done: Done, s: Sections) -> None:
             (s.notices if fd.code.endswith("rate_unknown") or fd.code == "cost.load_exceeds_memory"
              else s.assumptions).append(fd)
         add_details(s, r.get("assumptions"))
+    gens = [(a, r["generation_job"]) for a, r in cs if r.get("generation_job")]
     if any("serving" in r for _, r in cs):
         s.explanation.append(Finding(code="why.spot_serving", passage_id="ga-34"))
+    elif gens:
+        s.explanation.append(Finding(code="why.spot_batch", passage_id="ga-34"))
     elif any((r.get("spot") or {}).get("cost_usd") is not None for _, r in cs) and q.spot:
         s.explanation.append(Finding(code="why.spot_checkpoints", passage_id="ft-27"))
     if q.billing:
@@ -296,6 +309,11 @@ def cost_part(q: Query, done: Done, s: Sections) -> None:
         if amount and not said:
             s.notices.append(Finding(code=f"cost.{kind}_not_costed", params={"gb": q_(user_number(amount), "gb")}))
     _budget(q, cs, s)
+    for a, gen in gens[:1]:
+        s.assumptions.append(Finding(code="assume.job_batches", params={
+            "batch": q_(gen["batch"], "int"), "limit": {"code": f"term.limit_{gen['batch_limit']}"}}))
+        s.assumptions += [stated(f"num.{k}", gen[k], "tokens", getattr(q, k) is not None)
+                          for k in ("prompt_tokens", "output_tokens")]
     a0, r0 = cs[0]
     if q.examples and not q.tokens_per_example and a0.get("tokens_per_example"):
         s.assumptions.append(Finding(code="assume.tokens_per_example_default",
@@ -345,7 +363,7 @@ def _cost_lines(q: Query, a: dict[str, Any], r: dict[str, Any]) -> list[Finding]
             "price": q_(o.get("price_usd_per_hour"), "usd_h")}
     if "serving" in r:
         sv = r["serving"]
-        return [Finding(code="cost.serve", params=base | {
+        return _api_verdict(sv) + [Finding(code="cost.serve", params=base | {
             "model": model_label(r, q), "mtok": q_(sv.get("usd_per_million_tokens"),
                                                    "usd_mtok"), "batch": sv.get("batch"),
             "basis": {"code": f"term.basis_{sv.get('basis', 'throughput_optimal')}"},
@@ -364,16 +382,54 @@ def _cost_lines(q: Query, a: dict[str, Any], r: dict[str, Any]) -> list[Finding]
         out.append(Finding(code="cost.billing_verdict", params={
             "gpu": gpu, "run": run, "ps": q_(b.get("per_second_usd"), "usd"),
             "pm": q_(b.get("per_minute_usd"), "usd"), "ph": q_(b.get("per_hour_usd"), "usd")}))
-    how = {"code": "term.training_estimate" if r.get("training") else "term.as_given"}
+    how = {"code": "term.training_estimate" if r.get("training") else
+           "term.generation_estimate" if r.get("generation_job") else "term.as_given"}
     if r.get("on_demand_cost_usd") is not None:
         out.append(Finding(code="cost.job", params=base | {"hours": q_(r.get("runtime_hours"), "h"), "how": how,
                                                            "usd": q_(r["on_demand_cost_usd"], "usd")}))
+    gen = _generation_lines(r.get("generation_job"), gpu)
+    out = gen[1:] + out + gen[:1] if len(gen) > 1 else out + gen  # a deadline asks how many: that answer first
     sp = r.get("spot") or {}
     if sp.get("cost_usd") is not None and (q.spot or q.both_pricing):
-        out.append(Finding(code="cost.spot", params={
+        out.append(Finding(code="cost.spot_given" if a.get("spot_price_usd_per_hour") else "cost.spot", params={
             "usd": q_(sp["cost_usd"], "usd"), "provider": sp.get("provider", ""),
             "price": q_(sp.get("spot_price_usd_per_hour"), "usd_h"), "n": q_(sp.get("expected_interruptions"), ""),
             "wall": q_(sp.get("wall_hours"), "h")}))
+        if sp.get("saves_usd") is not None:
+            out.append(Finding(code="cost.spot_saves" if sp["saves_usd"] > 0 else "cost.spot_costs_more", params={
+                "usd": q_(abs(sp["saves_usd"]), "usd"), "pct": q_(abs(sp["saves_pct"]), "pct")}))
+    return out
+
+
+def _api_verdict(sv: dict[str, Any]) -> list[Finding]:
+    """"Self-host or an API at $0.20 per million?": the traffic's month at each, and which is cheaper, first."""
+    c = sv.get("api_comparison")
+    if not c:
+        return []
+    return [Finding(code=f"cost.api_vs_self_host_{c['cheaper']}", params={
+        "tokens": q_(c["million_tokens_per_month"], "mtokens"), "api_price": q_(c["api_usd_per_million_tokens"], "usd_mtok"),
+        "api": q_(c["api_usd_per_month"], "usd_month"), "own": q_(c["self_host_usd_per_month"], "usd_month"),
+        "ratio": q_(round(c["ratio"], 1), "")})]
+
+
+def _generation_lines(gen: dict[str, Any] | None, gpu: str) -> list[Finding]:
+    """A generation job: what one copy does, and the copies its deadline needs (tools.serving.batch_generation)."""
+    if not gen:
+        return []
+    out = [Finding(code="cost.generation_job", params={
+        "requests": q_(gen["requests"], "int"), "prompt": q_(gen["prompt_tokens"], "tokens"),
+        "output": q_(gen["output_tokens"], "tokens"), "batch": q_(gen["batch"], "int"), "gpu": gpu,
+        "in_rate": q_(gen["prompt_tokens_per_s_per_copy"], "tok_s"), "out_rate": q_(gen["output_tokens_per_s_per_copy"], "tok_s"),
+        "prefill": q_(gen["prefill_hours_one_copy"], "h"), "hours": q_(gen["hours_one_copy"], "h")})]
+    copies = gen.get("copies_for_deadline")
+    if copies == 1:
+        out.append(Finding(code="cost.generation_deadline_one", params={
+            "deadline": q_(user_number(gen["deadline_hours"]), "h"), "hours": q_(gen["hours_one_copy"], "h")}))
+    elif copies:
+        out.append(Finding(code="cost.generation_deadline", params={
+            "deadline": q_(user_number(gen["deadline_hours"]), "h"), "copies": copies,
+            "gpus": f"{copies * gen['gpus_per_copy']} x {gpu.split(' x ')[-1]}", "hours_at": q_(gen["hours_at_that_count"], "h"),
+            "gpu_hours": q_(gen["gpu_hours"], "h")}))
     return out
 
 

@@ -58,10 +58,17 @@ def _numbers(o: dict[str, Any], train: bool, precisions: set[str] = frozenset())
                note=Finding(code="note.at_batch", params={"batch": o.get("serving_batch"), "basis": basis})),
             kn("num.usd_mtok_batch1", o.get("usd_per_million_tokens_batch_1"), "usd_mtok"),
             kn("num.price_h", o.get("price_usd_per_hour"), "usd_h"),
-            kn("num.monthly", o.get("monthly_usd"), "usd_month")]
+            kn("num.monthly", o.get("monthly_usd"), "usd_month") if _always_on(o) else
+            kn("num.monthly_hours", o.get("monthly_usd"), "usd_month",
+               note=Finding(code="note.hours_up", params={"hours": q_(o.get("hours_per_month"), "h")}))]
     if (o.get("replicas") or 1) > 1:
         out.insert(-1, kn("num.replicas", o["replicas"], "int"))
     return out
+
+
+def _always_on(o: dict[str, Any]) -> bool:
+    """The option is billed every hour of the month (no office hours given)."""
+    return o.get("always_on_monthly_usd") is None or o.get("monthly_usd") == o.get("always_on_monthly_usd")
 
 
 def _where(q: Query, o: dict[str, Any]) -> list:
@@ -152,15 +159,25 @@ def recommend_part(q: Query, done: Done, s: Sections) -> None:
         elif train:
             s.headline.append(Finding(code="rec.best_train", params={"hours": q_(best.get("hours"), "h"),
                                                                      "usd": q_(best.get("job_cost_usd"), "usd")}))
+        elif (best.get("replicas") or 1) > 1 and not _always_on(best):  # office hours, several copies
+            s.headline.append(Finding(code="rec.best_serve_replicas_hours", params={
+                "replicas": best["replicas"], "batch": best.get("serving_batch"),
+                "monthly": q_(best.get("monthly_usd"), "usd_month"), "hours": q_(best.get("hours_per_month"), "h"),
+                "always": q_(best.get("always_on_monthly_usd"), "usd_month")}))
         elif (best.get("replicas") or 1) > 1:  # the traffic needs more than one copy: the bill is for all of them
             s.headline.append(Finding(code="rec.best_serve_replicas", params={
                 "replicas": best["replicas"], "batch": best.get("serving_batch"),
                 "monthly": q_(best.get("monthly_usd"), "usd_month"),
                 "mtok": q_(best.get("usd_per_million_tokens_served") or best.get("usd_per_million_tokens"), "usd_mtok")}))
-        else:
+        elif _always_on(best):
             s.headline.append(Finding(code="rec.best_serve", params={
                 "mtok": q_(best.get("usd_per_million_tokens"), "usd_mtok"), "batch": best.get("serving_batch"),
                 "monthly": q_(best.get("monthly_usd"), "usd_month")}))
+        else:  # office hours: the month billed for the hours it is up, always-on beside it
+            s.headline.append(Finding(code="rec.best_serve_hours", params={
+                "mtok": q_(best.get("usd_per_million_tokens"), "usd_mtok"), "batch": best.get("serving_batch"),
+                "monthly": q_(best.get("monthly_usd"), "usd_month"), "hours": q_(best.get("hours_per_month"), "h"),
+                "always": q_(best.get("always_on_monthly_usd"), "usd_month")}))
         if best.get("load"):
             s.assumptions.append(_load_assumption(best["load"], a))
         set_verdict(s, "yes")

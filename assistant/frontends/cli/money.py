@@ -171,6 +171,10 @@ def add_cost(sub: Any) -> None:
     p.add_argument("--output-tokens", type=integer)
     p.add_argument("--tokens-per-day", type=positive_float, help="serving: tokens the endpoint must write a day; "
                    "says the busy hours, the copies needed and the month's cost at that volume")
+    p.add_argument("--requests", type=integer, help="an offline generation job: prompts to run, each --prompt-tokens "
+                   "in and --output-tokens out (hours on one copy, the cost)")
+    p.add_argument("--deadline-hours", type=positive_float, help="generation job: hours it must finish in "
+                   "(the copies of the model it needs)")
     p.add_argument("--users-online", type=integer, help="serving: people using it at once (with --think-time-s)")
     p.add_argument("--requests-per-minute", type=positive_float, help="serving: requests a minute (average)")
     p.add_argument("--requests-per-hour", type=positive_float, help="serving: requests an hour (average)")
@@ -201,8 +205,8 @@ def _run_cost(args: argparse.Namespace) -> int:
                  tokens_per_example=args.tokens_per_example, epochs=args.epochs, serve=args.serve, engine=args.engine,
                  precision=args.precision, batch=args.batch, prompt_tokens=args.prompt_tokens,
                  output_tokens=args.output_tokens, storage_gb=args.storage_gb, months=args.months,
-                 egress_gb=args.egress_gb, tokens_per_day=args.tokens_per_day,
-                 traffic={k: getattr(args, k) for k in TRAFFIC_FIELDS},
+                 egress_gb=args.egress_gb, tokens_per_day=args.tokens_per_day, requests=args.requests,
+                 deadline_hours=args.deadline_hours, traffic={k: getattr(args, k) for k in TRAFFIC_FIELDS},
                  interruptions_per_hour=args.interruptions_per_hour,
                  checkpoint_every_h=None if args.checkpoint_every_min is None else args.checkpoint_every_min / 60,
                  restart_h=None if args.restart_min is None else args.restart_min / 60, **image_kwargs(args))
@@ -218,39 +222,9 @@ def _run_cost(args: argparse.Namespace) -> int:
         print(f"Offer: {o['provider']} {o['instance_type'] or ''} ({o['gpu_count']} x {o['gpu']}, {o['region']}) "
               f"at ${o['price_usd_per_hour']:,.2f}/hour")
     if "serving" in d:
-        s = d["serving"]
-        print(f"Serving at {s['aggregate_tokens_per_s']:,.0f} tokens/s (batch {s['batch']}, {s['engine']}, estimate):")
-        if s.get("usd_per_million_tokens") is not None:
-            print(f"  {usd(s['usd_per_million_tokens'])} per million generated tokens; always on: {usd(s['monthly_usd'])} a month")
-        if s.get("spot_usd_per_million_tokens") is not None:
-            print(f"  on spot: {usd(s['spot_usd_per_million_tokens'])} per million tokens (not advisable for an endpoint)")
-        if s.get("load"):
-            print(f"  {s['load']['assumption']}")
-            if s.get("usd_per_million_tokens_served") is not None:
-                print(f"  {usd(s['usd_per_million_tokens_served'])} per million tokens served, always on "
-                      f"({s['replicas']} replica{'s' if s['replicas'] > 1 else ''}, busy {s['busy_fraction']:.0%})")
-        v = s.get("volume")
-        if v:
-            print(f"  {v['tokens_per_day']:,.0f} tokens a day: one copy is busy {v['busy_hours_per_day']:.2f} h a day; "
-                  f"{v['copies_needed']} cop{'y keeps' if v['copies_needed'] == 1 else 'ies keep'} up running all day "
-                  f"(at batch {s.get('batch')})")
-            if v.get("usd_per_month_busy_hours") is not None:
-                print(f"  paying only the busy hours: {usd(v['usd_per_month_busy_hours'])} a month; always on: "
-                      f"{usd(v['usd_per_month_always_on'])} a month = {usd(v['usd_per_million_own_tokens_always_on'])}"
-                      " per million of these tokens")
+        _print_serving(d["serving"], usd)
     else:
-        print(f"Runtime {d['runtime_hours']:,.3f} h (estimate)" if "training" in d else f"Runtime {d['runtime_hours']:,.3f} h")
-        if "billing" in d:
-            b = d["billing"]
-            print(f"  on-demand: {usd(d.get('on_demand_cost_usd'))} "
-                  f"(billed per second {usd(b['per_second_usd'])}, per minute {usd(b['per_minute_usd'])}, "
-                  f"per hour {usd(b['per_hour_usd'])})")
-        sp = d.get("spot")
-        if sp and sp.get("cost_usd") is not None:
-            print(f"  spot ({sp['provider']}): expected {usd(sp['cost_usd'])} over {sp['wall_hours']:,.2f} h "
-                  f"with {sp['expected_interruptions']:.2f} expected interruptions")
-        elif sp and sp.get("note"):
-            print(f"  spot: {sp['note']}")
+        _print_job(d, usd)
     if "storage_usd" in d:
         print(f"  storage: {usd(d['storage_usd'])}")
     if "egress_usd" in d:
@@ -262,6 +236,55 @@ def _run_cost(args: argparse.Namespace) -> int:
         print(f"  - {a}")
     print(d["data_note"])
     return 0
+
+
+def _print_serving(s: dict[str, Any], usd: Any) -> None:
+    """An endpoint's economics: tokens/s, $ per million tokens, the month, the traffic's load and volume."""
+    print(f"Serving at {s['aggregate_tokens_per_s']:,.0f} tokens/s (batch {s['batch']}, {s['engine']}, estimate):")
+    if s.get("usd_per_million_tokens") is not None:
+        print(f"  {usd(s['usd_per_million_tokens'])} per million generated tokens; always on: {usd(s['monthly_usd'])} a month")
+    if s.get("spot_usd_per_million_tokens") is not None:
+        print(f"  on spot: {usd(s['spot_usd_per_million_tokens'])} per million tokens (not advisable for an endpoint)")
+    if s.get("load"):
+        print(f"  {s['load']['assumption']}")
+        if s.get("usd_per_million_tokens_served") is not None:
+            print(f"  {usd(s['usd_per_million_tokens_served'])} per million tokens served, always on "
+                  f"({s['replicas']} replica{'s' if s['replicas'] > 1 else ''}, busy {s['busy_fraction']:.0%})")
+    v = s.get("volume")
+    if v:
+        print(f"  {v['tokens_per_day']:,.0f} tokens a day: one copy is busy {v['busy_hours_per_day']:.2f} h a day; "
+              f"{v['copies_needed']} cop{'y keeps' if v['copies_needed'] == 1 else 'ies keep'} up running all day "
+              f"(at batch {s.get('batch')})")
+        if v.get("usd_per_month_busy_hours") is not None:
+            print(f"  paying only the busy hours: {usd(v['usd_per_month_busy_hours'])} a month; always on: "
+                  f"{usd(v['usd_per_month_always_on'])} a month = {usd(v['usd_per_million_own_tokens_always_on'])}"
+                  " per million of these tokens")
+
+
+def _print_job(d: dict[str, Any], usd: Any) -> None:
+    """A job's runtime (a training or generation estimate, or as given), its billing and spot."""
+    print(f"Runtime {d['runtime_hours']:,.3f} h (estimate)" if "training" in d or "generation_job" in d
+          else f"Runtime {d['runtime_hours']:,.3f} h")
+    j = d.get("generation_job")
+    if j:
+        print(f"  {j['requests']:,} prompts ({j['prompt_tokens']:,} in, {j['output_tokens']:,} out), {j['batch']} at a "
+              f"time on {j['gpus_per_copy']} GPU(s) per copy: {j['prompt_tokens_per_s_per_copy']:,.0f} prompt "
+              f"tokens/s read, {j['output_tokens_per_s_per_copy']:,.0f} tokens/s written; prefill "
+              f"{j['prefill_hours_one_copy']:,.2f} h of {j['hours_one_copy']:,.2f} h")
+        if j.get("copies_for_deadline"):
+            print(f"  within {j['deadline_hours']:g} h: {j['copies_for_deadline']} copies, "
+                  f"{j['hours_at_that_count']:,.2f} h each")
+    if "billing" in d:
+        b = d["billing"]
+        print(f"  on-demand: {usd(d.get('on_demand_cost_usd'))} "
+              f"(billed per second {usd(b['per_second_usd'])}, per minute {usd(b['per_minute_usd'])}, "
+              f"per hour {usd(b['per_hour_usd'])})")
+    sp = d.get("spot")
+    if sp and sp.get("cost_usd") is not None:
+        print(f"  spot ({sp['provider']}): expected {usd(sp['cost_usd'])} over {sp['wall_hours']:,.2f} h "
+              f"with {sp['expected_interruptions']:.2f} expected interruptions")
+    elif sp and sp.get("note"):
+        print(f"  spot: {sp['note']}")
 
 
 def add_recommend(sub: Any) -> None:
