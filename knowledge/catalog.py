@@ -10,7 +10,7 @@ from __future__ import annotations
 __all__ = [
     "DATA_DIR", "gpu_name_key", "gpu_names", "is_image_pipeline", "model_name_key", "model_names", "GpuMatch",
     "load_diffusion_arch", "load_diffusion_models", "load_image_frameworks", "load_engines", "load_kernels",
-    "resolve_kernel", "load_gpus", "load_providers", "load_training_efficiency", "load_models", "model_from_config_file",
+    "resolve_kernel", "load_gpus", "load_providers", "load_training_efficiency", "load_models", "model_from_config_file", "other_model",
     "resolve_diffusion", "resolve_engine", "resolve_gpu", "resolve_image_framework", "gpu_ids_for", "resolve_model",
 ]
 
@@ -481,3 +481,17 @@ def resolve_image_framework(name: str | None) -> Any:
         InvalidInput: unknown runtime, listing the known ones.
     """
     return _runtime_by_name(load_image_frameworks(), name, "diffusers", r"[^a-z0-9]+", "for image pipelines")
+
+
+@lru_cache(maxsize=1)
+def _other_models() -> list[tuple[re.Pattern, dict[str, str]]]:
+    return [(re.compile(rf"(?<![\w-])(?:{r['pattern']})(?![\w-])", re.I), r) for r in _read_csv("other_models.csv")]
+
+
+def other_model(text: str) -> dict[str, str] | None:
+    """A model the catalogs do not size on purpose (other_models.csv): a closed model served only by its
+    maker's API (GPT-4o, Claude, Gemini) or a speech model (Whisper). {name, kind, source, written} or None."""
+    for pat, row in _other_models():
+        if m := pat.search(text):
+            return row | {"written": m.group()}
+    return None

@@ -49,6 +49,10 @@ LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
 ENGINE_PREFILL_CHUNK_TOKENS = {"vllm": 8192, "sglang": 8192, "tensorrt-llm": 8192, "llama.cpp": 512}
 # The serving engine an answer assumes when none is named (speed, serving memory, recommendations): the usual default.
 DEFAULT_ENGINE = "vllm"
+# GPU memory a serving engine keeps back by default: vLLM allocates gpu_memory_utilization = 0.9 of each GPU
+# (EngineArgs --gpu-memory-utilization, docs.vllm.ai/en/latest/configuration/engine_args.html), so a fit that
+# needs more than 90 % runs only with that flag raised
+ENGINE_MEMORY_RESERVE = {"vllm": 0.10, "vllm-v0": 0.10}
 MAX_PARAMS_B = 1_000_000.0  # one quadrillion parameters: beyond any model, still finite arithmetic
 MAX_SEQ_LEN = 100_000_000
 MAX_BATCH = 1_000_000
@@ -290,6 +294,8 @@ class VramRequest(BaseModel):
     sharding: Sharding = Field(
         "none", description="none | zero1 | zero2 | zero3 | fsdp")
     tensor_parallel: int = Field(1, ge=1, le=MAX_GPUS, description="an integer from 1 to --gpus")
+    layer_split: bool = Field(False, description="inference: the layers split across the GPUs (llama.cpp, pipeline "
+                                                 "parallel): weights and KV cache / gpus, any GPU count")
     kv_precision: KvPrecision = Field(
         "bf16", description="fp16 | bf16 | fp8 | int8")
     double_quant: bool = Field(False, description="true | false (nf4/fp4 only)")
@@ -338,6 +344,8 @@ class VramRequest(BaseModel):
             raise ValueError("sharding applies to training; use tensor_parallel for inference")
         if self.method != "inference" and self.tensor_parallel > 1:
             raise ValueError("tensor_parallel applies to inference; use sharding (zero1-3, fsdp) for training")
+        if self.layer_split and (self.method != "inference" or self.tensor_parallel > 1):
+            raise ValueError("layer_split applies to inference without tensor_parallel")
         fmt = weight_format(self.resolved_weight_precision)
         if self.method == "qlora" and fmt.bits_per_param > 4.01:
             raise ValueError("qlora loads the base model in 4-bit: use nf4, fp4 or int4")

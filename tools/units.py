@@ -55,6 +55,11 @@ class WeightFormat:
     source: str
 
     @property
+    def is_gguf(self) -> bool:
+        """A llama.cpp GGUF block format (the only formats whose bits already cover every tensor)."""
+        return self.quantizes_embeddings
+
+    @property
     def bytes_per_param(self) -> float:
         return self.bits_per_param / 8.0
 

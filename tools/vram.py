@@ -223,7 +223,8 @@ def _setup(a: ModelArch, req: VramRequest) -> _Setup:
     n = req.gpus
     shard = req.sharding if training else "none"
     return _Setup(counts=count_params(a), fmt=weight_format(req.resolved_weight_precision), training=training,
-                  tokens=float(req.batch) * req.seq_len, n=n, tp=req.tensor_parallel if not training else 1,
+                  tokens=float(req.batch) * req.seq_len, n=n,
+                  tp=1 if training else n if req.layer_split else req.tensor_parallel,
                   shard=shard, shard_opt=n if shard in ("zero1", "zero2", "zero3", "fsdp") else 1,
                   shard_grad=n if shard in ("zero2", "zero3", "fsdp") else 1,
                   shard_w=n if shard in ("zero3", "fsdp") else 1, mixed=req.training_precision == "mixed")
@@ -299,7 +300,8 @@ def _training_activation_components(a: ModelArch, req: VramRequest, s: _Setup) -
 def _inference_activation_components(a: ModelArch, req: VramRequest, s: _Setup) -> list[VramComponent]:
     """KV cache (sliding-window layers hold at most the window) and the prefill workspace."""
     tp = s.tp
-    per_tok = kv_cache_bytes_per_token(a, dtype_bytes(req.kv_precision), tp)
+    per_tok = kv_cache_bytes_per_token(a, dtype_bytes(req.kv_precision)) / tp if req.layer_split else \
+        kv_cache_bytes_per_token(a, dtype_bytes(req.kv_precision), tp)  # a layer split holds its layers' whole KV
     if a.sliding_window and a.local_layer_fraction and req.seq_len > a.sliding_window:
         eff = a.local_layer_fraction * a.sliding_window + (1 - a.local_layer_fraction) * req.seq_len
         windowed = True

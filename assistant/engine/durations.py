@@ -11,6 +11,8 @@ from knowledge.lexicon import patterns
 
 
 def time_role(hours: float, left: str, right: str) -> tuple[str, float]:
+    if hours < 1 / 60 and re.search(rf"(?:{patterns('ttft_cues').pattern})[^.?!]{{0,40}}$", left):
+        return ("observed_ttft_s", hours * 3600)  # "the first token takes 4 s": a time the user sees, in seconds
     if re.search(r"checkpoints?\b[^.?!\d]{0,25}$|چیک ?پوائنٹ[^.?!\d]{0,25}$", left) or \
             re.match(r"\s*\w*\s*(?:pe|par|پر|on)?\s*(?:a |ek )?checkpoint", right):
         return ("checkpoint_every_hours", hours)  # "checkpoint every 30 min", "checkpoint har 30 min pe save"

@@ -69,8 +69,8 @@ def _assumed_model(t: str, q: Query) -> None:
     question, so "which model?" would answer nothing. A recommendation or a cost for an LLM workload
     (lexicon `llm_use`: a chatbot, RAG, an assistant, a fine-tune) that names no model is sized for
     the example model (plan_args.DEFAULTS), and the answer says so before anything else (compose: notice.model_assumed)."""
-    if q.has_model or q.model_unknown or q.gpu_unknown or q.followup or q.images or q.resolution or q.steps or \
-            q.injection:
+    if q.has_model or q.model_unknown or q.model_elsewhere or q.gpu_unknown or q.followup or q.images or \
+            q.resolution or q.steps or q.injection:
         return
     cues = cue_set("intent_cues", t)
     if not cues & {"recommend", "cost"} or cues & {"help", "guide"} or _hint("why", t) or _hint("difference", t) or \
@@ -146,7 +146,8 @@ def _explain_or_observe(t: str, q: Query) -> None:
         q.topics = ["diffusion_lora_training"] + [x for x in q.topics if x not in ("lora_qlora", "diffusion_speed")]
         q.intents, q.explain, q.observed = ["guide"], True, False
         return
-    q.observed = bool(patterns("diagnose_cues").search(t)) and bool(q.topics or q.min_tokens_per_s)
+    q.observed = bool(patterns("diagnose_cues").search(t)) and bool(q.topics or q.min_tokens_per_s) or \
+        bool(q.observed_ttft_s)  # "the first token takes 4 s": a time the user sees
     if q.observed and q.min_tokens_per_s:
         q.observed_tokens_per_s, q.min_tokens_per_s = q.min_tokens_per_s, None
         if q.method in (None, "inference") and "training_throughput" not in q.topics:
@@ -167,9 +168,12 @@ def _explain_or_observe(t: str, q: Query) -> None:
     rent = _hint("which_gpu", t) or priced or bool(q.budget_usd_total or q.budget_usd_per_hour)
     keep = [i for i in q.intents if i not in ("guide", "help", "out_of_scope")
             and (rent or i not in ("prices", "cost", "recommend"))]
-    if q.observed and q.observed_tokens_per_s and q.has_model and q.has_gpu and "speed" not in keep and \
-            q.method in (None, "inference"):
+    training = q.method in ("full", "lora", "qlora", "finetune")
+    if q.observed and (q.observed_tokens_per_s or q.observed_ttft_s) and q.has_model and q.has_gpu and \
+            "speed" not in keep and not training:
         keep.insert(0, "speed")
+    if q.observed and q.observed_tokens_per_s and training:  # a training run's tokens/s: the training estimate's
+        keep = ["train_time"] + [i for i in keep if i not in ("train_time", "speed", "cost", "prices")]
     q.intents = (keep + ["guide"]) if q.observed and keep else ["guide"] + keep
 
 
@@ -401,8 +405,8 @@ class _Turn:
 
 def _sets_unpriced_alternative(x: _Turn) -> bool:
     """"Self-host or keep paying the API?" / "buy or rent?": the alternative the data holds no price for."""
-    if _hint("self_host", x.t) and _hint("hosted_api", x.t):
-        x.q.unpriced_alternative = "hosted_api"
+    if _hint("self_host", x.t) and _hint("hosted_api", x.t) or x.q.model_elsewhere_kind == "closed" and x.q.has_model:
+        x.q.unpriced_alternative = "hosted_api"  # "self-host Llama 70B or GPT-4o?": the closed model is an API
     elif _hint("own_hardware", x.t) and _hint("cloud_rent", x.t):
         x.q.unpriced_alternative = "own_hardware"
     return bool(x.q.unpriced_alternative) and x.answered("out_of_scope", "help")

@@ -19,6 +19,7 @@ from assistant.engine.plan_args import (speed_args, DEFAULTS, MAX_SIDES, Call, D
 from assistant.engine.plan_forward import relaxations, second_round
 from tools.load import TRAFFIC_FIELDS
 from tools.recommend import MAX_HOURS_PER_MONTH
+from tools.schemas import DEFAULT_ENGINE, ENGINE_MEMORY_RESERVE
 from assistant.engine.query import Query
 from knowledge.catalog import is_image_pipeline
 
@@ -50,6 +51,8 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
         return []
     if intents == {"guide"} or intents == {"guide", "compare"}:
         return [_guide(q)]
+    if q.model_elsewhere_kind and not q.has_model:  # "GPT-4o on an H100?", "Whisper on a T4": not sized here, said so
+        return (_price_calls(q) if q.gpus and intents & {"prices", "cost"} else []) + [_guide(q)]
     if q.solve_for == "max_params" and not q.has_model:
         return _largest_model_calls(q) + [_guide(q)]
     calls: list[Call] = []
@@ -74,8 +77,9 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
     solving = {c["args"]["unknown"] for c in solved} & {"min_gpu_count", "max_context", "max_batch"}
     if "fit" in intents and m and not (recommender and not q.has_gpu) and not solving:
         calls += _fit_calls(q)
-    if "speed" in intents and q.gpus and not image and not ("max_batch" in solving and not q.concurrent_users):
-        calls += _speed_calls(q)  # the most sequences that fit: their speed at that batch (second round)
+    if "speed" in intents and q.gpus and not image and not ("max_batch" in solving and not q.concurrent_users) \
+            and "min_gpu_count" not in solving:
+        calls += _speed_calls(q)  # the most sequences that fit, the fewest GPUs: their speed there (second round)
     if "train_time" in intents and m and q.gpus and is_training(q) and "cost" not in intents:
         for side in gpu_sides(q):
             n = count_for(q, side.get("gpu"))
@@ -185,6 +189,9 @@ def _solve_calls(q: Query) -> list[Call]:
             args.pop("gpus", None)
             if is_training(q):  # FSDP shards a fine-tune over many nodes; tensor parallelism stays within 64
                 args["max_gpus"] = DEFAULTS["max_training_gpus"]
+        reserve = ENGINE_MEMORY_RESERVE.get(q.engine or DEFAULT_ENGINE)
+        if reserve and not is_training(q):
+            args["headroom_fraction"] = reserve  # served: solved within the memory the engine allocates
         out.append({"name": "solve_for", "args": args})
     return out
 

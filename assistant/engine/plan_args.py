@@ -10,7 +10,7 @@ __all__ = ["DEFAULTS", "MAX_SIDES", "TRAINING", "Call", "Done", "context_of", "c
 from typing import Any
 
 from assistant.engine.query import Query
-from knowledge.catalog import is_image_pipeline
+from knowledge.catalog import is_image_pipeline, resolve_engine
 from tools.schemas import DEFAULT_ENGINE, ENGINE_PREFILL_CHUNK_TOKENS
 from tools.units import weight_format
 
@@ -18,7 +18,8 @@ DEFAULTS = {
     "context_tokens": 4096,
     "finetune_method": "lora",
     "tokens_per_example": 512,
-    "output_tokens": 256,  # a generation job's length per request when only its total is given (the speed tool's)
+    "output_tokens": 256,
+    "observed_run_tokens": 1e8,  # a training rate the user sees is checked on a nominal 100M-token run (rate only)  # a generation job's length per request when only its total is given (the speed tool's)
     "billing_gpu": "A100",
     "billing_hours": 20 / 60,
     "example_model": "llama-3.1-8b",  # a speed question about a GPU alone: a common 8B model, said so
@@ -127,6 +128,8 @@ def vram_args(q: Query) -> dict[str, Any]:
             a["prefill_chunk_tokens"] = chunk
     if q.gpu_count and q.gpu_count > 1:
         a["gpus"] = q.gpu_count
+        if a["method"] == "inference" and q.engine and resolve_engine(q.engine).multi_gpu == "layer":
+            a["layer_split"] = True  # llama.cpp splits layers across the cards: any count, no head divisor
     return {k: v for k, v in a.items() if v is not None}
 
 
@@ -166,6 +169,8 @@ def data_args(q: Query) -> dict[str, Any]:
     elif q.examples:
         out["examples"] = q.examples
         out["tokens_per_example"] = q.tokens_per_example or DEFAULTS["tokens_per_example"]
+    elif q.observed and q.observed_tokens_per_s:  # "FSDP gives only 900 tok/s": the rate, whatever the data size
+        out["dataset_tokens"] = DEFAULTS["observed_run_tokens"]
     if q.epochs:
         out["epochs"] = q.epochs
     return out

@@ -59,13 +59,21 @@ def _lower_precisions(q: Query, done: Done) -> list[Call]:
 
 
 def _speed_at_solved_batch(q: Query, done: Done) -> list[Call]:
-    """"How many users can one H100 serve at 20 tok/s each?": the speed of the most sequences that fit,
-    at that batch (a per-user target is met or missed there, not at batch 1)."""
-    if "speed" not in q.intents or q.concurrent_users or any(n == "speed_estimator" for n, _, _ in done):
+    """"How many users can one H100 serve at 20 tok/s each?": the speed of the most sequences that fit, at
+    that batch (a per-user target is met or missed there, not at batch 1); "how many H100s for 16 users?": the
+    speed on the fewest GPUs that hold them, at that load."""
+    if "speed" not in q.intents or any(n == "speed_estimator" for n, _, _ in done):
         return []
-    return [{"name": "speed_estimator", "args": speed_args(q) | {"gpu": a["gpu"], "batch": int(r["value"])}}
-            for n, a, r in done if n == "solve_for" and a.get("gpu") and isinstance(r, dict)
-            and r.get("unknown") == "max_batch" and r.get("solved") and r.get("value")]
+    out = []
+    for n, a, r in done:
+        if n != "solve_for" or not a.get("gpu") or not isinstance(r, dict) or not (r.get("solved") and r.get("value")):
+            continue
+        if r.get("unknown") == "max_batch" and not q.concurrent_users:
+            out.append({"name": "speed_estimator", "args": speed_args(q) | {"gpu": a["gpu"], "batch": int(r["value"])}})
+        elif r.get("unknown") == "min_gpu_count" and not is_training(q):
+            out.append({"name": "speed_estimator", "args": speed_args(q) | {
+                "gpu": a["gpu"], "gpus": int(r["value"]), "batch": q.concurrent_users or q.batch or 1}})
+    return out
 
 
 def _solved_with_fp8_kv(q: Query, done: Done) -> list[Call]:

@@ -30,7 +30,7 @@ FACT_FIELDS = (
     "optimizer", "training_precision", "gpus", "gpu_unknown", "gpu_count", "gpu_counts", "gpu_memory_gb", "host_ram_gb",
     "context_tokens", "prompt_tokens", "output_tokens", "batch", "concurrent_users", "examples", "tokens_per_example",
     "generated_tokens", "dataset_tokens", "epochs", "budget_usd_per_hour", "price_usd_per_gpu_hour", "spot_price_usd_per_gpu_hour",
-    "api_usd_per_million_tokens", "checkpoint_every_hours", "budget_usd_total", "deadline_hours", "min_tokens_per_s",
+    "api_usd_per_million_tokens", "checkpoint_every_hours", "budget_usd_total", "deadline_hours", "min_tokens_per_s", "observed_ttft_s",
     "tokens_per_day", "daily_users", "requests_per_day", "requests_per_hour", "requests_per_minute", "providers", "regions", "spot", "both_pricing", "engine", "lora_rank", "lora_targets",
     "grad_checkpointing", "storage_gb", "egress_gb", "duration_hours", "images", "resolution", "steps", "billing",
 )
@@ -71,6 +71,7 @@ NUMBER_FACTS: dict[str, tuple[type, str]] = {
     "api_usd_per_million_tokens": (float, "a hosted API's price the user quotes, USD per million tokens"),
     "deadline_hours": (float, "time the job must finish in, hours"),
     "min_tokens_per_s": (float, "per-user decode speed target, tokens/s"),
+    "observed_ttft_s": (float, "a time to the first token the user sees, seconds"),
     "tokens_per_day": (float, "tokens an endpoint must write a day (a serving volume)"),
     "requests_per_day": (float, "requests (chats, queries) the service gets a day"),
     "daily_users": (int, "people who use the service in a day (sized as REQUESTS_PER_DAILY_USER requests each)"),
@@ -95,6 +96,9 @@ class _QueryFields(BaseModel):
     model_text: str | None = Field(None, description="the model name as the user wrote it")
     other_models: list[str] = Field(default_factory=list, description="further catalog models named (comparisons)")
     model_unknown: str | None = Field(None, description="a model-like name not in the catalog, as written")
+    model_elsewhere: str | None = Field(None, description="a model the catalogs leave out on purpose, as written "
+                                        "(knowledge/other_models.csv: a closed API model, a speech model)")
+    model_elsewhere_kind: Literal["closed", "speech"] | None = None
     office_hours: float | None = Field(None, description="hours a weekday the GPU runs (office hours), if said")
     production: bool = Field(False, description="production, compliance or regulated data (lexicon hint "
                              "`production`): datacenter GPUs from cloud providers, not marketplaces of hosts")
@@ -120,6 +124,7 @@ class _QueryFields(BaseModel):
     spot: bool | None = Field(None, description="True spot/interruptible, False on-demand, None both/unstated")
     both_pricing: bool = Field(False, description="the user asked for on-demand and spot side by side")
     engine: str | None = None
+    engine_implied: bool = Field(False, description="no engine named: a GGUF format (Q4_0, Q4_K_M) implies llama.cpp")
     lora_targets: str | None = None
     grad_checkpointing: bool | None = None
     billing: bool = Field(False, description="asks about billing granularity")

@@ -18,10 +18,11 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from knowledge.catalog import is_image_pipeline, resolve_model as _resolve
+from knowledge.catalog import is_image_pipeline, other_model, resolve_model as _resolve
 from knowledge.language import detect_language
 from knowledge.lexicon import lexicon, pattern_map, patterns
 from knowledge.prices.regions import country_words, resolve_place
+from tools.units import weight_format
 from tools.schemas import KV_PRECISIONS
 from assistant.engine.names import (Span, find_concepts, find_gpus, find_instances, find_models, find_providers,
                                     named_model, setting_values)
@@ -84,7 +85,12 @@ def _understand_cached(raw: str) -> Query:
     elif patterns("answer_in_english").search(t):
         q.answer_lang = "en"
     models, unknown_model = find_models(t)
-    if not models and not unknown_model:
+    elsewhere = other_model(t)  # GPT-4o, Claude, Whisper: not sized here on purpose, said so (not asked about)
+    if elsewhere:
+        q.model_elsewhere, q.model_elsewhere_kind = _as_written(raw, elsewhere["written"]), elsewhere["kind"]
+        if unknown_model and unknown_model.text.lower() in elsewhere["written"].lower():
+            unknown_model = None
+    if not models and not unknown_model and not elsewhere:
         unknown_model = named_model(raw, t)
     model = _main_model(t, models)
     pivot = _pivot(t)
@@ -338,6 +344,8 @@ def _read_words(t: str, q: Query) -> None:
     q.setting_alternatives = weighed_settings(precision=prec2 if prec == q.precision else None,
                                               engine=setting_values(t, named)[1], quant_format=fmt2)
     q.method = _method(t)
+    if q.engine is None and q.precision and q.method in (None, "inference") and _gguf(q.precision):
+        q.engine, q.engine_implied = "llama.cpp", True  # "70B in Q4 on two 3090s": GGUF files run on llama.cpp
     if q.method == "lora" and q.precision in ("nf4", "int4", "fp4"):
         q.method = "qlora"  # "lora ... 4bit nf4": LoRA on a 4-bit base is QLoRA
     q.lora_targets = _first_positive(t, "lora_targets")
@@ -441,6 +449,13 @@ def _describes_model(t: str, start: int) -> bool:
     """"Kestrel-22B (some new finetune on HF)", "it's a finetune of Mistral": what the model is, not the job."""
     return bool(re.search(r"\([^()]*$", t[:start]) or
                 re.search(r"\b(?:it'?s|it is|is|its|hai|ہے) (?:a|an|ek|ایک)\s+(?:[\w-]+\s+){0,2}$", t[:start]))
+
+
+def _gguf(precision: str) -> bool:
+    try:
+        return weight_format(precision).is_gguf
+    except KeyError:
+        return False
 
 
 def _method(t: str) -> str | None:

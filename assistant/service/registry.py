@@ -152,6 +152,8 @@ class SolveArgs(VramArgs):
     unknown: SolveResult.model_fields["unknown"].annotation = Field(  # type: ignore[valid-type]
         description="what to solve for (max_params: the largest model that fits; no model needed)")
     max_gpus: int = Field(64, ge=1, le=4096, description="largest GPU count to try for min_gpu_count")
+    headroom_fraction: Num = Field(None, ge=0, lt=1, description="share of each GPU's memory kept free (a serving "
+                                                                "engine's reserve: vLLM's gpu_memory_utilization 0.9 -> 0.1)")
     workload: Literal["serve", "finetune"] | None = Field(None, description="best_gpu_by_cost: serving or a fine-tune")
     context_tokens: int | None = None
     concurrent_users: int | None = None
@@ -259,7 +261,8 @@ def _guide(**kw: Any) -> dict:
 
 def _vram_request(kw: dict[str, Any]) -> dict[str, Any]:
     """Several GPUs: tensor parallel for inference, FSDP for training (one rule for every memory tool)."""
-    if kw.get("method", "inference") == "inference" and (kw.get("gpus") or 1) > 1 and not kw.get("tensor_parallel"):
+    if kw.get("method", "inference") == "inference" and (kw.get("gpus") or 1) > 1 and not kw.get("tensor_parallel") \
+            and not kw.get("layer_split"):
         kw["tensor_parallel"] = kw["gpus"]
     if (kw.get("gpus") or 1) > 1 and kw.get("method") in ("full", "lora", "qlora"):
         kw.setdefault("sharding", "fsdp")

@@ -31,7 +31,7 @@ from assistant.engine.plan_args import named_format
 from assistant.engine.intents import REQUESTS_PER_DAILY_USER
 from assistant.engine.query import NUMBER_FACTS, Query
 from assistant.engine.render.catalog import message
-from knowledge.catalog import is_image_pipeline
+from knowledge.catalog import gpu_names, is_image_pipeline, resolve_gpu
 from knowledge.prices.regions import resolve_place
 
 _PARTS = {"solve": solve_part, "vram_calculator": fit_part, "speed_estimator": speed_part, "training_time": train_part,
@@ -65,6 +65,18 @@ def compose(query: Query, done: Done, scenarios: list[dict[str, Any]] | None = N
         hours = query.alternatives.get("duration_hours") or query.duration_hours
         s.assumptions.append(Finding(code="assume.office_hours", params={
             "per_day": user_number(query.office_hours), "hours": q_(hours, "h")}))
+    conflict = _memory_conflict(query)
+    if conflict:
+        s.headline.append(conflict)
+        set_verdict(s, "ask")
+    if query.model_elsewhere_kind:  # a closed API model or a speech model: what it is, and what can be sized
+        s.headline.append(Finding(code=f"model.elsewhere_{query.model_elsewhere_kind}" +
+                                  ("_beside" if query.has_model else ""), params={
+                                      "name": query.model_elsewhere,
+                                      "examples": ", ".join(catalog_model_name(m) for m in OPEN_ALTERNATIVES)}))
+    if query.engine_implied and query.engine:
+        s.assumptions.append(Finding(code="assume.engine_from_format", params={
+            "engine": engine_name(query.engine), "format": (query.precision or "").upper()}))
     if query.model_assumed and query.model:
         s.notices.append(Finding(code="notice.model_assumed", params={"name": catalog_model_name(query.model)}))
     priced_api = query.unpriced_alternative == "hosted_api" and any(
@@ -183,7 +195,7 @@ def _nothing_computed(q: Query, done: Done, s: Sections) -> None:
     elif q.intent in ("speed", "compare", "train_time") and not q.has_gpu:
         s.headline.append(Finding(code="ask.gpu"))
         s.verdict = "ask"
-    elif q.intent in ("fit", "recommend", "cost", "train_time", "speed") and not q.has_model:
+    elif q.intent in ("fit", "recommend", "cost", "train_time", "speed") and not q.has_model and not q.model_elsewhere:
         s.headline.append(Finding(code="ask.model"))
         s.verdict = "ask"
     elif guide and any(r.get("passages") for _, r in guide):
@@ -340,6 +352,30 @@ def understood(q: Query, done: Done | None = None) -> list[Finding]:
         out.append(Finding(code="u.carried", params={"fields": [{"code": _CARRIED_LABEL.get(f, f"field.{f}")}
                                                                 for f in q.carried]}))
     return out
+
+
+# open-weight models of the catalog named as what can be sized instead of a closed one (no ranking implied)
+OPEN_ALTERNATIVES = ("llama-3.3-70b", "qwen2.5-72b", "mistral-small-24b")
+
+
+def _memory_conflict(q: Query) -> Finding | None:
+    """"An H100 with 24 GB": no card of that name has that memory (more than a tenth off every variant): the
+    sizes it comes in, and which card is meant, asked; the figures are for the card the name means."""
+    if not (q.gpu_memory_gb and len(q.gpus) == 1) or q.followup:
+        return None
+    _, families = gpu_names()
+    try:
+        family = resolve_gpu(q.gpus[0]).gpu.family or q.gpus[0]
+    except Exception:  # noqa: BLE001 - a name the catalog does not know has no sizes to weigh
+        return None
+    members = families.get(re.sub(r"[^a-z0-9]", "", family.lower()), [])
+    sizes = sorted({m.memory_gib for m in members if m.memory_gib})
+    if not sizes or any(abs(g - q.gpu_memory_gb) <= 0.1 * g or abs(g * 1.073741824 - q.gpu_memory_gb) <= 0.1 * g
+                        for g in sizes):
+        return None
+    more = all(g > q.gpu_memory_gb for g in sizes)
+    return Finding(code="ask.gpu_memory_conflict_" + ("more" if more else "other"), params={
+        "gpu": family, "gb": q_(user_number(q.gpu_memory_gb), "gb"), "names": ", ".join(m.name for m in members)})
 
 
 def region_label(word: str) -> str:

@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from assistant.engine.answer import Finding, Option, Sections, Table
-from assistant.engine.compose.common import Done, catalog_model_name, kn, q_, results, set_verdict
+from assistant.engine.compose.common import Done, catalog_model_name, engine_name, kn, q_, results, set_verdict
 from assistant.engine.compose.memory import vram_assumptions
 from assistant.engine.query import Query
+from tools.schemas import DEFAULT_ENGINE
 
 _COMPONENTS = ("weights", "kv_cache", "activations", "gradients", "optimizer", "cuda_context", "logits",
                "lora_adapters", "quantization_constants", "dequant_workspace")
@@ -228,6 +229,9 @@ def _one_solution(q: Query, a: dict[str, Any], r: dict[str, Any], s: Sections) -
             "memory": q_(r.get("memory_gb"), "gb"), "gpu_gb": q_(r.get("gpu_memory_gb"), "gb"),
             "limit": _limit(r.get("limited_by", ""))}
     s.assumptions += practitioner_defaults(r.get("findings"))
+    if a.get("headroom_fraction"):  # solved within what a serving engine allocates (vLLM: 90 % of each GPU)
+        s.assumptions.append(Finding(code="assume.engine_reserve", params={
+            "engine": engine_name(q.engine or DEFAULT_ENGINE), "pct": q_(round(100 * (1 - a["headroom_fraction"])), "pct")}))
     if unknown != "best_gpu_by_cost" and cfg.get("method"):
         solved = _SOLVED_LABELS.get(unknown, ())
         s.assumptions += [f for f in vram_assumptions(q, {"inputs": cfg}) if f.params.get("label") not in solved]

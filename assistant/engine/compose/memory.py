@@ -204,6 +204,13 @@ def speed_part(q: Query, done: Done, s: Sections) -> None:
     if not sp:
         return
     rs = [r for _, r in sp]
+    unreachable = [r for r in rs if (r.get("memory") or {}).get("fits") is False]
+    if unreachable and len(unreachable) < len(rs):
+        rs = [r for r in rs if r not in unreachable]  # a speed the setting cannot reach is no figure to show
+    elif unreachable and not q.observed_tokens_per_s:  # nothing fits: no speed at all, the way forward instead
+        s.notices += [Finding(code="speed.no_fit", params={"gpu": _speed_side(r, rs)}) for r in unreachable]
+        set_verdict(s, "no")
+        return
     r0 = rs[0]
     inp = r0.get("inputs", {})
     model = model_label(r0, q)
@@ -235,10 +242,9 @@ def speed_part(q: Query, done: Done, s: Sections) -> None:
                 s.key_numbers.append(kn("num.total_at_max_batch", mem["aggregate_tokens_per_s_at_max_batch"], "tok_s"))
     else:
         _speed_compare(rs, model, s)
-    for r in rs:
-        if r.get("memory") and r["memory"].get("fits") is False:
-            s.notices.append(Finding(code="speed.no_fit", params={"gpu": item(r)}))
-            set_verdict(s, "no")
+    for r in unreachable:
+        s.notices.append(Finding(code="speed.no_fit", params={"gpu": _speed_side(r, unreachable)}))
+        set_verdict(s, "no")
     if q.min_tokens_per_s:
         for r in rs:
             ok = r["decode_tokens_per_s"] >= q.min_tokens_per_s
@@ -246,6 +252,8 @@ def speed_part(q: Query, done: Done, s: Sections) -> None:
                 "gpu": item(r), "per": q_(r["decode_tokens_per_s"],
                                           "tok_s"), "target": q_(user_number(q.min_tokens_per_s), "tok_s")}))
         set_verdict(s, "yes" if all(r["decode_tokens_per_s"] >= q.min_tokens_per_s for r in rs) else "no")
+    if q.observed_ttft_s:
+        _observed_time(q.observed_ttft_s, r0["time_to_first_token_s"], inp.get("prompt_tokens"), s)
     if q.observed_tokens_per_s:
         fits = [r for _, r in results(done, "vram_calculator") if r.get("fit")]
         offloaded = (r0.get("memory") or {}).get("fits") is False or bool(fits and fits[0]["fit"].get("fits") is False)
@@ -261,6 +269,13 @@ def speed_part(q: Query, done: Done, s: Sections) -> None:
     if asks_model_for_speed(q):
         s.headline.append(Finding(code="ask.model_for_speed", params={"model": model}))
     add_details(s, r0.get("assumptions"))
+
+
+def _speed_side(r: dict[str, Any], rs: list[dict[str, Any]]) -> str:
+    """A speed result's GPU (x count) and, when the sides differ in it, its batch: how a notice names it."""
+    i = r.get("inputs", {})
+    text = str(r["gpu"]["name"]) + (f" x{i['gpus']}" if (i.get("gpus") or 1) > 1 else "")
+    return text + (f", batch {i.get('batch')}" if len({x.get("inputs", {}).get("batch") for x in rs}) > 1 else "")
 
 
 def _speed_compare(rs: list[dict[str, Any]], model: str, s: Sections) -> None:
@@ -315,6 +330,8 @@ def train_part(q: Query, done: Done, s: Sections) -> None:
             s.headline.append(Finding(code="train.within_deadline" if ok else "train.past_deadline", params={
                 "gpu": item(r), "hours": q_(r["hours"], "h"), "deadline": q_(user_number(q.deadline_hours), "h")}))
         set_verdict(s, "yes" if all(r["hours"] <= q.deadline_hours for r in rs) else "no")
+    if q.observed_tokens_per_s:
+        _observed_training(q.observed_tokens_per_s, r0["tokens_per_s"], s)
     s.assumptions += train_assumptions(q, a0, r0)
     add_details(s, r0.get("assumptions"))
 
@@ -333,6 +350,22 @@ def train_assumptions(q: Query, args: dict[str, Any], r: dict[str, Any]) -> list
     out.append(stated("num.micro_batch", inp.get("batch"), "int", q.batch is not None))
     out.append(stated("num.seq_len", inp.get("seq_len"), "tokens", q.context_tokens is not None))
     return out
+
+
+def _observed_time(observed_s: float, expected_s: float, prompt: Any, s: Sections) -> None:
+    """A time to the first token the user sees, beside the estimate for the same prompt: well over it (over
+    1/0.6 of it: something waits before prefill), about it, or under it (under 0.8 of it)."""
+    how = "slow" if observed_s > expected_s / 0.6 else "fast" if observed_s < 0.8 * expected_s else "near"
+    s.headline.insert(0, Finding(code=f"diagnose.ttft_{how}", params={
+        "observed": q_(user_number(observed_s), "s"), "expected": q_(expected_s, "s"), "prompt": q_(prompt, "tokens")}))
+
+
+def _observed_training(observed: float, expected: float, s: Sections) -> None:
+    """A training run's tokens/s the user sees, beside the training estimate for the same run (same bands as
+    _observed_speed: under six tenths is well below, over a quarter more is above)."""
+    how = "below" if observed < 0.6 * expected else "above" if observed > 1.25 * expected else "near"
+    s.headline.insert(0, Finding(code=f"diagnose.train_{how}", params={
+        "observed": q_(user_number(observed), "tok_s"), "expected": q_(expected, "tok_s")}))
 
 
 def _observed_speed(observed: float, r: dict[str, Any], s: Sections, offloaded: bool = False) -> None:
