@@ -148,6 +148,8 @@ def _explain_or_observe(t: str, q: Query) -> None:
         return
     q.observed = bool(patterns("diagnose_cues").search(t)) and bool(q.topics or q.min_tokens_per_s) or \
         bool(q.observed_ttft_s)  # "the first token takes 4 s": a time the user sees
+    if q.observed and any(x not in choice_ids() for x in q.topics):
+        q.topics = [x for x in q.topics if x not in choice_ids()]  # the problem's own causes, not "LoRA or QLoRA?"
     if q.observed and q.min_tokens_per_s:
         q.observed_tokens_per_s, q.min_tokens_per_s = q.min_tokens_per_s, None
         if q.method in (None, "inference") and "training_throughput" not in q.topics:
@@ -231,6 +233,11 @@ def _solve_for(e: _Evidence) -> None:
         q.solve_for = None  # "how much VRAM ... on an H100" is a fit question
     if q.solve_for == "cheapest_gpu" and not e.has_model and not e.image and not q.followup and q.gpus:
         q.solve_for = None  # "cheapest H100" is a price query
+    given = {"max_context": "context_tokens", "max_batch": "batch"}.get(q.solve_for or "")
+    cue = pattern_map("solve_cues").get(q.solve_for or "")
+    if given and getattr(q, given) is not None and cue and (m := cue.search(t)) and \
+            re.match(r"\s*(?:[a-z_]+\s*)?[=:]?\s*~?\d", t[m.end():m.end() + 16]):
+        q.solve_for = None  # "max seq len 4096", "max_model_len 32768": a setting with its value, not an unknown
 
 
 def _solve_intents(e: _Evidence) -> None:

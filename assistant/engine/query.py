@@ -32,7 +32,7 @@ FACT_FIELDS = (
     "generated_tokens", "dataset_tokens", "epochs", "budget_usd_per_hour", "price_usd_per_gpu_hour", "spot_price_usd_per_gpu_hour",
     "api_usd_per_million_tokens", "checkpoint_every_hours", "budget_usd_total", "deadline_hours", "min_tokens_per_s", "observed_ttft_s",
     "tokens_per_day", "daily_users", "requests_per_day", "requests_per_hour", "requests_per_minute", "providers", "regions", "spot", "both_pricing", "engine", "lora_rank", "lora_targets",
-    "grad_checkpointing", "storage_gb", "egress_gb", "duration_hours", "images", "resolution", "steps", "billing",
+    "grad_checkpointing", "storage_gb", "egress_gb", "duration_hours", "images", "images_per_day", "resolution", "steps", "billing",
 )
 
 
@@ -82,6 +82,7 @@ NUMBER_FACTS: dict[str, tuple[type, str]] = {
     "egress_gb": (float, "data moved out of the cloud, GB"),
     "duration_hours": (float, "how long a run or endpoint runs, hours"),
     "images": (int, "images to generate"),
+    "images_per_day": (int, "images to generate every day (a month's job is 730 / 24 days of them)"),
     "resolution": (int, "pixels of one side of an image"),
     "steps": (int, "diffusion sampling steps"),
 }

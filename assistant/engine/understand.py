@@ -163,8 +163,26 @@ def _settle(t: str, q: Query) -> None:
     if q.images and q.method in ("lora", "qlora", "full", "finetune") and not q.examples:
         q.examples, q.images = q.images, None  # "an SDXL LoRA on 200 images": the training set, not images to make
     _generation_job(q)
+    _images_a_day(t, q)
+    if q.steps and q.method in ("full", "lora", "qlora", "finetune") and not (q.model and is_image_pipeline(q.model)):
+        q.number_uses = {k: "training step" if v == "steps" else v for k, v in q.number_uses.items()}
+        q.steps = None  # "OOM at step 300": a point in a training run, not diffusion sampling steps
     if re.search(r"\b24\s*/\s*7\b", t):  # "runs 24/7": always on, read by the duration phrases (never a number)
         q.number_uses |= {"24": "always on (24/7)", "7": "always on (24/7)"}
+
+
+def _images_a_day(t: str, q: Query) -> None:
+    """"2000 images a day", "roz ki 2000 images": a daily volume; a month of it is the job costed (730 / 24 days),
+    said so."""
+    if not q.images:
+        return
+    written = next((w for w, f in q.number_uses.items() if f == "images"), None)
+    at = t.find(written) if written else -1
+    if at < 0 or not patterns("per_day").search(t[max(0, at - 25):at + len(written) + 30]):
+        return
+    q.images_per_day = q.images
+    q.images = round(q.images * 730 / 24)
+    q.number_uses[written] = "images_per_day"
 
 
 def _generation_job(q: Query) -> None:

@@ -61,6 +61,9 @@ def compose(query: Query, done: Done, scenarios: list[dict[str, Any]] | None = N
         s.assumptions.append(Finding(code="assume.daily_users", params={
             "users": q_(query.daily_users, "int"), "per": REQUESTS_PER_DAILY_USER,
             "total": q_(query.requests_per_day, "int")}))
+    if query.images_per_day and query.images:
+        s.assumptions.append(Finding(code="assume.images_month", params={
+            "per_day": q_(query.images_per_day, "int"), "month": q_(query.images, "int")}))
     if query.office_hours:
         hours = query.alternatives.get("duration_hours") or query.duration_hours
         s.assumptions.append(Finding(code="assume.office_hours", params={
@@ -127,7 +130,9 @@ def _concepts(q: Query, done: Done, s: Sections) -> None:
     explanation, as the likely causes for an observation (after what the tools found)."""
     texts = [Finding(code="concept.text", params={"text": c["text"]}, passage_id=(c.get("passages") or [None])[0])
              for _, r in results(done, "search_guide") for c in r.get("concepts") or []]
-    if q.explain:
+    if q.observed and not (q.observed_tokens_per_s or q.observed_ttft_s) and texts:
+        s.headline += texts  # "OOM at step 300, why?": the usual cause first, the memory figures under it
+    elif q.explain:
         s.headline += texts
         s.kind = "explain"
         if q.model and is_image_pipeline(q.model) and q.method in ("lora", "qlora", "full", "finetune"):
@@ -411,7 +416,8 @@ _QUANTITIES = (("context_tokens", "u.context", "tokens"), ("prompt_tokens", "u.p
                ("requests_per_minute", "u.requests_per_minute", "int"),
                ("host_ram_gb", "u.host_ram", "gb"),
                ("lora_rank", "u.lora_rank", "int"), ("storage_gb", "u.storage", "gb"), ("egress_gb", "u.egress", "gb"),
-               ("duration_hours", "u.duration", "h"), ("images", "u.images", "int"),
+               ("duration_hours", "u.duration", "h"), ("images_per_day", "u.images_per_day", "int"),
+               ("images", "u.images", "int"),
                ("resolution", "u.resolution", "int"),
                ("steps", "u.steps", "int"))
 

@@ -62,6 +62,14 @@ def _sides(q: Query, done: Done) -> dict[str, dict[str, Any]]:
         per_m = (r.get("serving") or {}).get("usd_per_million_tokens") or r.get("usd_per_million_tokens")
         if a.get("gpu") and per_m:
             side(a["gpu"]).setdefault("usd_mtok", per_m)
+        train = (r.get("training") or {}).get("tokens_per_s")
+        if a.get("gpu") and train:  # a fine-tune weighed on two cards: its training rate and the offer's price
+            v = side(a["gpu"])
+            v.setdefault("rate", train)
+            v.setdefault("unit", "tok_s")
+            o = r.get("offer") or {}
+            if o.get("price_usd_per_gpu_hour"):
+                v.setdefault("usd_gpu_h", o["price_usd_per_gpu_hour"])
     pricing = "spot" if q.spot else "on-demand"
     for a, r in results(done, "price_query"):
         offers = r.get("offers") or []
