@@ -172,8 +172,8 @@ def _settle(t: str, q: Query) -> None:
 
 
 def _images_a_day(t: str, q: Query) -> None:
-    """"2000 images a day", "roz ki 2000 images": a daily volume; a month of it is the job costed (730 / 24 days),
-    said so."""
+    """"2000 images a day", "roz ki 2000 images": a daily volume, the day's batch; when the month is asked about,
+    a month of it is the job costed (730 / 24 days), said so."""
     if not q.images:
         return
     written = next((w for w, f in q.number_uses.items() if f == "images"), None)
@@ -181,8 +181,9 @@ def _images_a_day(t: str, q: Query) -> None:
     if at < 0 or not patterns("per_day").search(t[max(0, at - 25):at + len(written) + 30]):
         return
     q.images_per_day = q.images
-    q.images = round(q.images * 730 / 24)
     q.number_uses[written] = "images_per_day"
+    if q.duration_hours == 730:  # "... a day, what will the month cost?": the month's images are the job
+        q.images = round(q.images * 730 / 24)
 
 
 def _generation_job(q: Query) -> None:

@@ -3,13 +3,7 @@
 
 import pytest
 
-from assistant.service.advisor import Advisor
 from tools.errors import InvalidInput
-
-
-@pytest.fixture(scope="module")
-def adv(tmp_path_factory):
-    return Advisor("router", checkpoint_path=str(tmp_path_factory.mktemp("lang") / "threads.sqlite"))
 
 
 def test_roman_urdu_is_answered_in_english_unless_lang_says_urdu(adv):

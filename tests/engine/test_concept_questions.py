@@ -4,12 +4,6 @@ a country of the data is a region and "EU" is the EU/EEA."""
 import pytest
 
 from assistant.engine.understand import understand
-from assistant.service.advisor import Advisor
-
-
-@pytest.fixture(scope="module")
-def adv(tmp_path_factory):
-    return Advisor(checkpoint_path=str(tmp_path_factory.mktemp("threads") / "t.sqlite"))
 
 
 @pytest.mark.parametrize("text, topic", [

@@ -7,12 +7,6 @@ import math
 import pytest
 
 from assistant.engine.understand import understand
-from assistant.service.advisor import Advisor
-
-
-@pytest.fixture(scope="module")
-def adv(tmp_path_factory):
-    return Advisor(checkpoint_path=str(tmp_path_factory.mktemp("threads") / "t.sqlite"))
 
 
 def test_the_fewest_gpus_to_serve_fit_in_what_vllm_allocates(adv):

@@ -5,13 +5,7 @@ a GGUF format runs on llama.cpp, whose layer split takes any GPU count."""
 import pytest
 
 from assistant.engine.understand import understand, understand_dialogue
-from assistant.service.advisor import Advisor
 from tools.schemas import VramRequest
-
-
-@pytest.fixture(scope="module")
-def adv(tmp_path_factory):
-    return Advisor(checkpoint_path=str(tmp_path_factory.mktemp("threads") / "t.sqlite"))
 
 
 def test_an_observed_time_to_first_token_is_weighed_against_the_prefill_estimate(adv):

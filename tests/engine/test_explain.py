@@ -8,16 +8,10 @@ import re
 import pytest
 
 from assistant.engine.compose.citations import known_ids
-from assistant.service.advisor import Advisor
 from assistant.engine.understand import understand
 from knowledge.concepts import concept_ids, explain
 from knowledge.lexicon import lexicon
 from tools.errors import InvalidInput
-
-
-@pytest.fixture(scope="module")
-def adv(tmp_path_factory):
-    return Advisor(checkpoint_path=str(tmp_path_factory.mktemp("threads") / "t.sqlite"))
 
 
 def names(ans):

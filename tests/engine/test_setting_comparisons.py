@@ -8,7 +8,6 @@ other GPU, though the user had named theirs.
 import pytest
 
 from assistant.service import api
-from assistant.service.advisor import Advisor
 from assistant.engine.plan import plan
 from assistant.engine.query import Query
 from assistant.engine.understand import understand
@@ -41,11 +40,6 @@ def test_the_plan_runs_each_speed_and_memory_call_again_with_the_other_value():
     assert [c["args"].get("weight_precision") for c in calls if c["name"] == "vram_calculator"] == ["fp8", "fp16"]
     # not compared (no 'compare' intent): one side only
     assert len([c for c in plan(q.model_copy(update={"intents": ["speed"]})) if c["name"] == "speed_estimator"]) == 1
-
-
-@pytest.fixture(scope="module")
-def adv(tmp_path_factory):
-    return Advisor("router", checkpoint_path=str(tmp_path_factory.mktemp("settings") / "threads.sqlite"))
 
 
 def test_the_answer_names_the_faster_engine_with_both_tool_figures(adv):

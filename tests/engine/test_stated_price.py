@@ -3,12 +3,6 @@
 import pytest
 
 from assistant.engine.understand import understand
-from assistant.service.advisor import Advisor
-
-
-@pytest.fixture(scope="module")
-def adv(tmp_path_factory):
-    return Advisor(checkpoint_path=str(tmp_path_factory.mktemp("threads") / "t.sqlite"))
 
 
 @pytest.mark.parametrize("text, price, cap", [

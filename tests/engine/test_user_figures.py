@@ -4,12 +4,6 @@ a checkpoint interval, a max_model_len, an organisation's head count, office hou
 import pytest
 
 from assistant.engine.understand import understand
-from assistant.service.advisor import Advisor
-
-
-@pytest.fixture(scope="module")
-def adv(tmp_path_factory):
-    return Advisor(checkpoint_path=str(tmp_path_factory.mktemp("threads") / "t.sqlite"))
 
 
 @pytest.mark.parametrize("text, facts", [

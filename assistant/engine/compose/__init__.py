@@ -61,7 +61,7 @@ def compose(query: Query, done: Done, scenarios: list[dict[str, Any]] | None = N
         s.assumptions.append(Finding(code="assume.daily_users", params={
             "users": q_(query.daily_users, "int"), "per": REQUESTS_PER_DAILY_USER,
             "total": q_(query.requests_per_day, "int")}))
-    if query.images_per_day and query.images:
+    if query.images_per_day and query.images and query.images != query.images_per_day:
         s.assumptions.append(Finding(code="assume.images_month", params={
             "per_day": q_(query.images_per_day, "int"), "month": q_(query.images, "int")}))
     if query.office_hours:
