@@ -24,7 +24,9 @@ _TOKEN = re.compile(r"[a-z0-9][a-z0-9.\-_/]*[a-z0-9]|[a-z0-9]")
 _MODEL_FAMILIES = (r"gemini|llama|mistral|mixtral|qwen|gemma|phi|falcon|deepseek|gpt|claude|grok|yi|command-?r|olmo|"
                    r"starcoder|codellama|vicuna|bloom|opt|mpt|solar|nemotron|jamba|dbrx|internlm|baichuan|chatglm|glm|"
                    r"kimi|minimax|smollm|granite|aya|orca|zephyr|tinyllama|stablelm|pythia|t5|bert")
-_FAMILY = re.compile(rf"^(?:{_MODEL_FAMILIES})(?:[-_.]?[a-z0-9.]+)*$")
+# a family word, then versions or parts: digits may follow at once ("llama3", "qwen2.5"), letters only after a
+# separator ("opt-1.3b", not "option"; "phi-mini", not "phil")
+_FAMILY = re.compile(rf"^(?:{_MODEL_FAMILIES})(?:[-_.]?\d[a-z0-9.]*|[-_.][a-z0-9.]+)*$")
 _NAME_PART = re.compile(r"^(?:v?\d+(?:\.\d+)?[a-z]{0,2}|[a-z][a-z0-9.\-]{0,14})$")
 _NOT_NAME = frozenset("""on in at for with to of and or is are be a an the my our my model models gpu gpus card need needs
 run serve inference fine finetune fine-tune train training lora qlora vram memory how much what which can will would
