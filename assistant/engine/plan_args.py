@@ -19,7 +19,7 @@ DEFAULTS = {
     "finetune_method": "lora",
     "tokens_per_example": 512,
     "output_tokens": 256,
-    "nominal_run_tokens": 1e8,  # a training rate seen or weighed with no data size: a nominal 100M-token run  # a generation job's length per request when only its total is given (the speed tool's)
+    "nominal_run_tokens": 1e8,  # a fine-tune with no data size is timed and costed per 100M tokens, said so  # a generation job's length per request when only its total is given (the speed tool's)
     "billing_gpu": "A100",
     "billing_hours": 20 / 60,
     "example_model": "llama-3.1-8b",  # a speed question about a GPU alone: a common 8B model, said so
@@ -169,9 +169,7 @@ def data_args(q: Query) -> dict[str, Any]:
     elif q.examples:
         out["examples"] = q.examples
         out["tokens_per_example"] = q.tokens_per_example or DEFAULTS["tokens_per_example"]
-    elif q.observed and q.observed_tokens_per_s or "compare" in q.intents and len(q.gpus) >= 2:
-        # "FSDP gives only 900 tok/s", "A100 or L40S for this LoRA, which is faster and cheaper?": the rate and the
-        # price of a run decide, whatever the data size (a nominal run, said so; hours scale with the real data)
+    else:  # no data size: the rate and the price of a nominal run, said so (hours scale with the real data)
         out["dataset_tokens"] = DEFAULTS["nominal_run_tokens"]
     if q.epochs:
         out["epochs"] = q.epochs

@@ -57,3 +57,12 @@ def test_no_speed_for_a_configuration_that_does_not_fit(adv):
     assert a.sections["verdict"] == "no"
     assert not [k for k in a.sections["key_numbers"] if k["label"] in ("num.per_user", "num.total_throughput")]
     assert "tokens/s per user" not in a.answer.split("#### What would work")[0]
+
+
+def test_a_fine_tune_with_no_data_size_is_timed_per_100m_tokens_not_asked(adv):
+    a = adv.ask("مجھے Qwen2.5 7B کو ایک L4 پر QLoRA سے فائن ٹیون کرنا ہے، کتنا وقت لگے گا؟")
+    (tt,) = [c for c in a.tool_calls if c.name == "training_time"]
+    assert tt.args["dataset_tokens"] == 1e8
+    # hours = 1e8 tokens / tokens per second / 3600, as the estimator reports them
+    assert tt.result["hours"] == pytest.approx(1e8 / tt.result["tokens_per_s"] / 3600, rel=0.02)
+    assert a.sections["headline"][0]["code"] == "train.head_nominal" and a.sections["verdict"] != "ask"

@@ -310,8 +310,9 @@ def train_part(q: Query, done: Done, s: Sections) -> None:
         n = r.get("inputs", {}).get("gpus") or 1
         return (f"{n} x " if n > 1 else "") + str(r["gpu"]["name"])
 
+    nominal = q.dataset_tokens is None and q.examples is None  # plan_args: a nominal run of 100M tokens
     for r in rs:
-        s.headline.append(Finding(code="train.head", params={
+        s.headline.append(Finding(code="train.head_nominal" if nominal else "train.head", params={
             "model": model_label(r, q), "method": r.get("inputs", {}).get("method", ""), "gpu": item(r),
             "hours": q_(r["hours"], "h"), "gpu_hours": q_(r["gpu_hours"], ""), "tps": q_(r["tokens_per_s"], "tok_s")}))
     if len(rs) == 1:

@@ -382,7 +382,8 @@ def _cost_lines(q: Query, a: dict[str, Any], r: dict[str, Any]) -> list[Finding]
         out.append(Finding(code="cost.billing_verdict", params={
             "gpu": gpu, "run": run, "ps": q_(b.get("per_second_usd"), "usd"),
             "pm": q_(b.get("per_minute_usd"), "usd"), "ph": q_(b.get("per_hour_usd"), "usd")}))
-    how = {"code": "term.training_estimate" if r.get("training") else
+    nominal = r.get("training") and q.dataset_tokens is None and q.examples is None
+    how = {"code": "term.training_estimate_nominal" if nominal else "term.training_estimate" if r.get("training") else
            "term.generation_estimate" if r.get("generation_job") else "term.as_given"}
     if r.get("on_demand_cost_usd") is not None:
         out.append(Finding(code="cost.job", params=base | {"hours": q_(r.get("runtime_hours"), "h"), "how": how,
