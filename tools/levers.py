@@ -41,6 +41,8 @@ from tools.units import weight_format
 from tools.vram import estimate_vram
 
 
+MIN_USEFUL_CONTEXT = 1024  # tokens: a shorter context is too short for a chat turn or a fine-tuning example
+
 def practitioner_defaults(method: str) -> dict[str, Any]:
     """The settings practitioners run unless told otherwise.
 
@@ -265,7 +267,10 @@ def _solver_levers(ctx: _Ctx, req: VramRequest, gpu: GpuSpec, works: Callable[[L
             out.append((code, 2, req.model_copy(update={"batch": b}), gpu, params))
     if mem and req.seq_len > 1:
         r = max_context_that_fits(ctx.a, req, mem, head)
-        if r.solved and r.value is not None and r.value < req.seq_len:
+        # a context cut to a sliver of what was asked is no way forward: at least MIN_USEFUL_CONTEXT tokens and an
+        # eighth of the length asked
+        useful = min(req.seq_len, max(MIN_USEFUL_CONTEXT, req.seq_len // 8))
+        if r.solved and r.value is not None and useful <= r.value < req.seq_len:
             s = int(r.value)
             code = "shorter_context" if req.method == "inference" else "shorter_sequence"
             out.append((code, 3, req.model_copy(update={"seq_len": s}), gpu, {"seq_len": s}))

@@ -23,7 +23,7 @@ from assistant.service import models, money, offers, planning
 from knowledge import concepts
 from tools.errors import AdvisorError
 from tools.recommend import RecommendRequest
-from tools.schemas import PriceQuery, VramRequest
+from tools.schemas import DEFAULT_ENGINE, ENGINE_MEMORY_RESERVE, TIGHT_HEADROOM_FRACTION, PriceQuery, VramRequest
 from tools.solve import JobReplicasRequest, SolveResult, job_replicas
 from tools.throughput import SpeedRequest
 from tools.training import TrainRequest
@@ -284,7 +284,12 @@ def _solve(**kw: Any) -> dict:
 def _levers(**kw: Any) -> dict:
     goal = {k: kw.pop(k) for k in ("min_tokens_per_s_per_user", "deadline_hours", "budget_usd", "dataset_tokens", "epochs")
             if k in kw}
-    return planning.levers(**_vram_request(kw), goal=goal or None).model_dump()
+    # a way forward must run as suggested: served, within what the engine allocates (vLLM: 90 %); trained, with the
+    # tight-fit margin free (fragmentation, spikes)
+    serving = kw.get("method", "inference") == "inference"
+    goal["headroom_fraction"] = ENGINE_MEMORY_RESERVE.get(kw.get("engine") or DEFAULT_ENGINE, TIGHT_HEADROOM_FRACTION) \
+        if serving else TIGHT_HEADROOM_FRACTION
+    return planning.levers(**_vram_request(kw), goal=goal).model_dump()
 
 
 def _recommend(**kw: Any) -> dict:
