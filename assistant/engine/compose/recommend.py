@@ -52,8 +52,11 @@ def _numbers(o: dict[str, Any], train: bool, precisions: set[str] = frozenset())
     basis = {"code": f"term.basis_{o.get('serving_basis') or 'throughput_optimal'}"}
     if len(precisions) > 1:  # several precisions among the options: each one's is a row
         out.append(kn("num.weight_precision", o.get("precision") or "bf16"))
-    out += [kn("num.per_user", o.get("tokens_per_s_per_user"), "tok_s"),
-            kn("num.total_throughput", o.get("tokens_per_s"), "tok_s"),
+    optimal = (o.get("serving_basis") or "throughput_optimal") == "throughput_optimal"  # no load given: batch 1 vs full
+    at_batch = Finding(code="note.at_batch", params={"batch": o.get("serving_batch"), "basis": basis})
+    out += [kn("num.per_user_batch1" if optimal else "num.per_user", o.get("tokens_per_s_per_user"), "tok_s"),
+            kn("num.total_throughput", o.get("tokens_per_s_at_serving_batch") or o.get("tokens_per_s"), "tok_s",
+               note=at_batch),
             kn("num.usd_mtok_load", o.get("usd_per_million_tokens"), "usd_mtok",
                note=Finding(code="note.at_batch", params={"batch": o.get("serving_batch"), "basis": basis})),
             kn("num.usd_mtok_batch1", o.get("usd_per_million_tokens_batch_1"), "usd_mtok"),
