@@ -228,6 +228,8 @@ class CostInputs(BaseModel):
     egress_gb: float | None = Field(None, ge=0)
     spot: SpotAssumptions = SpotAssumptions()
     tokens_per_day: float | None = Field(None, gt=0, le=1e15, description="a serving volume to check (tools.volume)")
+    hours_up_per_month: float | None = Field(None, gt=0, le=744, allow_inf_nan=False,
+                                             description="serving: hours a month the endpoint is up (office hours)")
     api_usd_per_million_tokens: float | None = Field(None, gt=0, le=1e4, allow_inf_nan=False,
                                                      description="a hosted API's price to weigh the endpoint against")
     prompt_tokens: int = Field(512, ge=0)
@@ -252,6 +254,9 @@ def _serving_part(inp: CostInputs, econ: ServingEconomics) -> tuple[dict[str, An
                 "usd_per_million_tokens_served": econ.usd_per_million_tokens_served}
         if econ.monthly_usd is not None:
             out["monthly_usd"] = econ.monthly_usd
+    if inp.hours_up_per_month and out.get("monthly_usd") is not None:  # up only those hours: billed for them
+        out["hours_up_per_month"] = inp.hours_up_per_month
+        out["monthly_usd_hours_up"] = out["monthly_usd"] * inp.hours_up_per_month / HOURS_PER_MONTH
     if inp.api_usd_per_million_tokens and econ.load is not None and out.get("monthly_usd"):
         out["api_comparison"] = api_vs_self_host(econ.load.average_requests_per_s, inp.prompt_tokens, inp.output_tokens,
                                                  inp.api_usd_per_million_tokens, out["monthly_usd"]).model_dump()

@@ -448,11 +448,18 @@ def _office_hours(t: str, q: Query) -> None:
     if not patterns("office_hours").search(t):
         return
     m = _HOUR_RANGE.search(t)
+    if not m and q.duration_hours and q.duration_hours != 730:  # 730: "a month", which office hours narrow
+        return  # "8 hours a day for 22 working days": the hours were stated (176), not office hours assumed
     a, b = (int(m.group(1)), int(m.group(2))) if m else (9, 18)
     if b <= a:
         b += 12  # "9 to 6": 9 am to 6 pm
     per_day = b - a if 0 < b - a <= 24 else 9
-    hours = round(per_day * WEEKDAYS_PER_MONTH, 1)
+    days_m = re.search(r"(?<![\d.])(\d{1,2})\s*(?:working|work|business|office|kaam ke|کام کے)\s*(?:days|din|دن)", t)
+    days = float(days_m.group(1)) if days_m and 1 <= int(days_m.group(1)) <= 31 else WEEKDAYS_PER_MONTH
+    if days_m:  # "22 working days": the month's days as the user counts them
+        q.number_uses[days_m.group(1)] = "duration_hours"
+        q.not_used = [x for x in q.not_used if x != days_m.group(1)]
+    hours = round(per_day * days, 1)
     if m:
         for g in (m.group(1), m.group(2)):
             q.not_used = [x for x in q.not_used if x != g]

@@ -122,6 +122,8 @@ def _runtime(ref: dict[str, Any], gpu: str, n: int, price: float | None, prov: s
                                 w["output_tokens"], offer, price, spot_offer, w["traffic"])
         if w["tokens_per_day"] is not None:
             extra["tokens_per_day"] = _finite_nonneg("tokens_per_day", w["tokens_per_day"], 1e15) or None
+        if w["hours"] is not None:  # "9 to 6 on 22 working days": the endpoint is up (and billed) those hours
+            extra["hours_up_per_month"] = w["hours"]
         if w["api_usd_per_million_tokens"] is not None:  # a hosted API's price, weighed against the endpoint
             extra |= {"api_usd_per_million_tokens": w["api_usd_per_million_tokens"]} | \
                 {k: w[k] for k in ("prompt_tokens", "output_tokens") if w[k] is not None}

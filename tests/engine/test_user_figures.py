@@ -71,3 +71,21 @@ def test_office_hours_bill_the_recommended_endpoint_for_those_hours(adv):
     assert best["monthly_usd"] == pytest.approx(best["price_usd_per_hour"] * (best.get("replicas") or 1) * hours, rel=1e-6)
     assert best["always_on_monthly_usd"] == pytest.approx(best["monthly_usd"] * 730 / hours, rel=1e-6)
     assert "if always on" in a.answer.split("\n\n")[2]
+
+
+def test_an_endpoint_up_office_hours_is_billed_for_them(adv):
+    a = adv.ask("hamari company 9 se 5 office timings mein chatbot chalayegi, Qwen2.5 7B, ek L4 pe. mahine ka kitna "
+                "kharcha ayega? 22 working days hain")
+    assert a.query["duration_hours"] == 8 * 22  # 9 to 5 on the 22 working days the user counts
+    (c,) = [c for c in a.tool_calls if c.name == "cost_estimator"]
+    sv = c.result["serving"]
+    assert sv["monthly_usd_hours_up"] == pytest.approx(sv["monthly_usd"] * 176 / 730)
+    assert a.sections["headline"][0]["code"] == "cost.serve_hours"
+
+
+def test_an_endpoint_that_does_not_fit_has_no_cost_headline(adv):
+    a = adv.ask("monthly cost of serving Mistral Small 24B in bf16 on one L40S?")
+    (c,) = [c for c in a.tool_calls if c.name == "cost_estimator"]
+    assert c.result["serving"]["max_batch_in_memory"] == 0
+    assert a.sections["headline"][0]["code"] == "cost.serve_no_fit"
+    assert "per million tokens at batch" not in a.answer.split("\n\n")[1]

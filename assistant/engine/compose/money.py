@@ -258,8 +258,11 @@ def _serve_numbers(sv: dict[str, Any]) -> list:
                "usd_mtok"),
             kn("num.total_throughput", sv.get("aggregate_tokens_per_s"), "tok_s"),
             kn("num.per_user_batch1", b1.get("tokens_per_s_per_user"), "tok_s"),
-            kn("num.max_batch", sv.get("max_batch_in_memory"), "int"),
-            kn("num.monthly", sv.get("monthly_usd"), "usd_month")]
+            kn("num.max_batch", sv.get("max_batch_in_memory"), "int")] + \
+        ([kn("num.monthly_hours", sv["monthly_usd_hours_up"], "usd_month",
+             note=Finding(code="note.hours_up", params={"hours": q_(sv["hours_up_per_month"], "h")}))]
+         if sv.get("monthly_usd_hours_up") is not None else []) + \
+        [kn("num.monthly", sv.get("monthly_usd"), "usd_month")]
 
 
 def cost_part(q: Query, done: Done, s: Sections) -> None:
@@ -363,7 +366,11 @@ def _cost_lines(q: Query, a: dict[str, Any], r: dict[str, Any]) -> list[Finding]
             "price": q_(o.get("price_usd_per_hour"), "usd_h")}
     if "serving" in r:
         sv = r["serving"]
-        return _api_verdict(sv) + [Finding(code="cost.serve", params=base | {
+        if sv.get("max_batch_in_memory") == 0:  # the endpoint as asked does not fit: no cost per token to give
+            return [Finding(code="cost.serve_no_fit", params={"model": model_label(r, q), "gpu": gpu})]
+        if sv.get("monthly_usd_hours_up") is not None:  # office hours: the month billed for the hours it is up
+            base |= {"hours": q_(sv["hours_up_per_month"], "h"), "up": q_(sv["monthly_usd_hours_up"], "usd_month")}
+        return _api_verdict(sv) + [Finding(code="cost.serve_hours" if "up" in base else "cost.serve", params=base | {
             "model": model_label(r, q), "mtok": q_(sv.get("usd_per_million_tokens"),
                                                    "usd_mtok"), "batch": sv.get("batch"),
             "basis": {"code": f"term.basis_{sv.get('basis', 'throughput_optimal')}"},
