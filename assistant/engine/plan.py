@@ -292,7 +292,10 @@ def _stated_price(q: Query, gpu: str | None, spot: bool = False) -> float | None
     the spot price they quote) when one GPU is named: it replaces the catalog's, which the answer still shows
     beside it."""
     per_gpu = q.spot_price_usd_per_gpu_hour if spot else q.price_usd_per_gpu_hour
-    if per_gpu is None or not gpu or len(q.gpus) > 1:
+    own = next((p for k, p in q.gpu_prices.items() if gpu and (gpu == k or gpu.startswith(k + " "))), None)
+    if not spot and own is not None:  # "an H100 at $2.49/hr vs a 4090 at $0.44/hr": each card its own price
+        per_gpu = own  # (the card as written, or the variant its name resolved to: "H100" -> "H100 SXM")
+    elif per_gpu is None or not gpu or len(q.gpus) > 1:
         return None
     return round(per_gpu * (count_for(q, gpu) or 1), 6)
 

@@ -27,7 +27,7 @@ SOLVE_FOR = get_args(SolveFor)
 # Facts a user states. Everything else in Query is bookkeeping (language, coverage, carried-over fields).
 FACT_FIELDS = (
     "solve_for", "model", "other_models", "model_unknown", "params_b", "method", "precision", "quant_format", "kv_precision",
-    "optimizer", "training_precision", "gpus", "gpu_unknown", "gpu_count", "gpu_counts", "gpu_memory_gb", "host_ram_gb",
+    "optimizer", "training_precision", "gpus", "gpu_unknown", "gpu_count", "gpu_counts", "gpu_prices", "gpu_memory_gb", "host_ram_gb",
     "context_tokens", "prompt_tokens", "output_tokens", "batch", "concurrent_users", "examples", "tokens_per_example",
     "generated_tokens", "dataset_tokens", "epochs", "budget_usd_per_hour", "price_usd_per_gpu_hour", "spot_price_usd_per_gpu_hour",
     "api_usd_per_million_tokens", "checkpoint_every_hours", "budget_usd_total", "deadline_hours", "min_tokens_per_s", "observed_ttft_s",
@@ -118,6 +118,8 @@ class _QueryFields(BaseModel):
     training_precision: Literal["mixed", "bf16"] | None = None
     gpus: list[str] = Field(default_factory=list, description="catalog GPU names, in the order written")
     gpu_unknown: list[str] = Field(default_factory=list, description="GPU-like names not in the catalog")
+    gpu_prices: dict[str, float] = Field(default_factory=dict, description="each named card's own hourly price per "
+                                         "GPU as the user pays it ('an H100 at $2.49/hr vs a 4090 at $0.44/hr')")
     gpu_counts: dict[str, int] = Field(default_factory=dict,
                                        description="each named card's own count when they differ ('1x H100 or 2x L40S')")
     providers: list[str] = Field(default_factory=list)

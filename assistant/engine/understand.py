@@ -133,6 +133,7 @@ def _understand_cached(raw: str) -> Query:
         for m in re.finditer(r"\b\d{2,3}\b", t[g.start:g.end]):
             q.number_uses.setdefault(m.group(), "gpus")
     _read_card_counts(t_roles, q, gpus)
+    _prices_per_card(t_roles, q, gpus)
     _read_words(t, q)
     if len({m.group(1) for g in q.gpus for m in [re.search(r"(\d+)GB$", g)] if m}) >= 2:
         q.gpu_memory_gb = None  # "RTX 4060 Ti 8GB vs 16GB": each side has its own memory
@@ -143,6 +144,21 @@ def _understand_cached(raw: str) -> Query:
     if q.intents == ["out_of_scope"] and not q.model:
         q.model_unknown = None  # "You are now DebugBot": a name in an off-topic message is not a model to ask about
     return q
+
+
+def _prices_per_card(t: str, q: Query, gpus: list) -> None:
+    """"An H100 at $2.49/hr vs a 4090 at $0.44/hr": each price is the card named just before it."""
+    written = [w for w, f in q.number_uses.items() if f.startswith("price_usd_per_gpu_hour")]
+    if len(written) < 2 or len(q.gpus) < 2:
+        return
+    out: dict[str, float] = {}
+    for w in written:
+        at = t.find(w)
+        before = [g for g in gpus if g.end <= at and g.value in q.gpus]
+        if at >= 0 and before:
+            out.setdefault(max(before, key=lambda g: g.end).value, float(re.sub(r"[^\d.]", "", w)))
+    if len(out) >= 2:
+        q.gpu_prices = out
 
 
 def _read_card_counts(t: str, q: Query, gpus: list) -> None:

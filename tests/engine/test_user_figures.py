@@ -89,3 +89,13 @@ def test_an_endpoint_that_does_not_fit_has_no_cost_headline(adv):
     assert c.result["serving"]["max_batch_in_memory"] == 0
     assert a.sections["headline"][0]["code"] == "cost.serve_no_fit"
     assert "per million tokens at batch" not in a.answer.split("\n\n")[1]
+
+
+def test_each_card_is_costed_at_the_price_said_for_it(adv):
+    a = adv.ask("LoRA fine-tune of Llama 3.1 8B, 3 epochs, 120k examples averaging 700 tokens. Rough cost on an H100 at "
+                "$2.49/hr vs a 4090 at $0.44/hr?")
+    assert a.query["gpu_prices"] == {"H100": 2.49, "RTX 4090": 0.44}
+    costs = {c.args["gpu"]: c for c in a.tool_calls if c.name == "cost_estimator"}
+    assert {g: c.args["price_usd_per_hour"] for g, c in costs.items()} == {"H100 SXM": 2.49, "RTX 4090": 0.44}
+    for c in costs.values():  # started hours at the user's price (no provider named: billing unknown)
+        assert c.result["on_demand_cost_usd"] >= c.result["runtime_hours"] * c.args["price_usd_per_hour"] - 1e-9

@@ -68,8 +68,9 @@ def _sides(q: Query, done: Done) -> dict[str, dict[str, Any]]:
             v.setdefault("rate", train)
             v.setdefault("unit", "tok_s")
             o = r.get("offer") or {}
-            if o.get("price_usd_per_gpu_hour"):
-                v.setdefault("usd_gpu_h", o["price_usd_per_gpu_hour"])
+            used = r.get("price_usd_per_hour") / (r.get("gpus") or 1) if r.get("price_usd_per_hour") else None
+            if used or o.get("price_usd_per_gpu_hour"):  # the price the run was costed at (the user's, if given)
+                v.setdefault("usd_gpu_h", used or o["price_usd_per_gpu_hour"])
     pricing = "spot" if q.spot else "on-demand"
     for a, r in results(done, "price_query"):
         offers = r.get("offers") or []
