@@ -260,6 +260,8 @@ def _cost_calls(q: Query) -> list[Call]:
                 a["gpus"] = count_for(q, g)
             if is_training(q):
                 a |= data_args(q) | {"method": train_method(q)}
+                if q.budget_usd_total and q.dataset_tokens is None and q.examples is None:
+                    a["budget_usd"] = q.budget_usd_total  # "how many tokens does $300 train?": what the budget buys
             else:
                 a |= {"serve": True, "batch": q.concurrent_users or q.batch, "precision": q.precision,
                       "tokens_per_day": q.tokens_per_day, "prompt_tokens": q.prompt_tokens,

@@ -247,7 +247,11 @@ def _hourly_role(v: float, left: str, right: str) -> str:
     ("at $2.50/hr", "the rate is $1.8/h", "$0.40/hr mil raha"): lexicon budget_cues and price_cues; $0 is never
     a price (a cap no offer meets)."""
     before, after = left[-30:], right[:30]
-    if v <= 0 or patterns("budget_cues").search(before):
+    cap = [m.end() for m in patterns("budget_cues").finditer(before)]
+    paid = [m.end() for m in patterns("price_cues").finditer(before)]
+    # a cap said close by ("budget is $1/hr") is a cap; further back, the nearer cue decides ("I have $500 and an
+    # H100 at $2/hr": the $2 is what the H100 costs)
+    if v <= 0 or cap and (max(cap) >= len(before) - 15 or not (paid and max(paid) > max(cap))):
         return "budget_usd_per_hour"
     label = re.search(rf"(?:{patterns('spot').pattern}|{patterns('on_demand').pattern})\W*(?:(?:price|rate|ka rate|ki qeemat|"
                       r"کی قیمت|کا ریٹ|is|=|:|hai|ہے)\W*)*$", before)

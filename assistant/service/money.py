@@ -143,9 +143,15 @@ def _runtime(ref: dict[str, Any], gpu: str, n: int, price: float | None, prov: s
         raise InvalidCombination("give --hours H, or a model with --method and the data size to estimate them")
     tt = train_time(**ref, gpu=gpu, gpus=n, method=w["method"], dataset_tokens=w["dataset_tokens"],
                     examples=w["examples"], tokens_per_example=w["tokens_per_example"], epochs=w["epochs"])
-    return {"runtime_hours": tt.hours, "estimator_assumptions": tt.assumptions}, {"training": {
+    part: dict[str, Any] = {"training": {
         "tokens_per_s": tt.tokens_per_s, "hours": tt.hours, "gpu_hours": tt.gpu_hours, "method": tt.inputs["method"],
         "total_tokens": tt.total_tokens}}
+    budget = _finite_nonneg("budget_usd", w["budget_usd"], 1e9) if w["budget_usd"] is not None else None
+    if budget and price:  # "$300 at $1.50/h: how many tokens can I train on?": hours bought x the training rate
+        hours = budget / price
+        tokens = hours * 3600 * tt.tokens_per_s
+        part["budget_buys"] = {"budget_usd": budget, "hours": hours, "tokens": tokens, "million_tokens": tokens / 1e6}
+    return {"runtime_hours": tt.hours, "estimator_assumptions": tt.assumptions}, part
 
 
 def _generation_job(model: str | None, config: str | None, params_b: float | None, gpu: str, n: int,

@@ -99,3 +99,13 @@ def test_each_card_is_costed_at_the_price_said_for_it(adv):
     assert {g: c.args["price_usd_per_hour"] for g, c in costs.items()} == {"H100 SXM": 2.49, "RTX 4090": 0.44}
     for c in costs.values():  # started hours at the user's price (no provider named: billing unknown)
         assert c.result["on_demand_cost_usd"] >= c.result["runtime_hours"] * c.args["price_usd_per_hour"] - 1e-9
+
+
+def test_the_tokens_a_training_budget_buys(adv):
+    a = adv.ask("I have $500 and an H100 at $2/hr, how many tokens can I QLoRA llama 3.1 70b on?")
+    assert a.query["price_usd_per_gpu_hour"] == 2.0 and a.query.get("budget_usd_per_hour") is None
+    (c,) = [c for c in a.tool_calls if c.name == "cost_estimator"]
+    bb, tps = c.result["budget_buys"], c.result["training"]["tokens_per_s"]
+    # $500 / $2 = 250 h; 250 h x 3,600 s x the training rate
+    assert bb["hours"] == pytest.approx(250) and bb["tokens"] == pytest.approx(250 * 3600 * tps)
+    assert a.sections["headline"][0]["code"] == "cost.budget_buys_training"

@@ -390,6 +390,12 @@ def _cost_lines(q: Query, a: dict[str, Any], r: dict[str, Any]) -> list[Finding]
             "gpu": gpu, "run": run, "ps": q_(b.get("per_second_usd"), "usd"),
             "pm": q_(b.get("per_minute_usd"), "usd"), "ph": q_(b.get("per_hour_usd"), "usd")}))
     nominal = r.get("training") and q.dataset_tokens is None and q.examples is None
+    bb = r.get("budget_buys")
+    if bb:  # the budget's hours at the price, and the tokens the training rate gets through in them
+        out.append(Finding(code="cost.budget_buys_training", params={
+            "budget": q_(user_number(bb["budget_usd"]), "usd"), "hours": q_(bb["hours"], "h"),
+            "price": q_(r.get("price_usd_per_hour"), "usd_h"), "tokens": q_(bb["million_tokens"], "mtokens"),
+            "tps": q_((r.get("training") or {}).get("tokens_per_s"), "tok_s")}))
     how = {"code": "term.training_estimate_nominal" if nominal else "term.training_estimate" if r.get("training") else
            "term.generation_estimate" if r.get("generation_job") else "term.as_given"}
     if r.get("on_demand_cost_usd") is not None:
