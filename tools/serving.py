@@ -229,6 +229,7 @@ class BatchJob(BaseModel):
     seconds_per_batch: float = Field(description="prefill of the whole batch + every decode step (static batching)")
     prefill_seconds_per_batch: float
     requests_per_hour_per_copy: float
+    requests_per_day_per_copy: float = Field(description="requests an hour x 24: one copy busy around the clock")
     output_tokens_per_s_per_copy: float
     prompt_tokens_per_s_per_copy: float
     hours_one_copy: float = Field(description="wall hours on one copy")
@@ -285,6 +286,7 @@ def batch_generation(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: Bat
         requests=req.requests, prompt_tokens=req.prompt_tokens, output_tokens=req.output_tokens, gpus_per_copy=req.gpus,
         batch=b, max_batch_in_memory=max_mem, batch_limit="memory" if max_mem < req.max_batch else "engine_max_num_seqs",
         seconds_per_batch=t, prefill_seconds_per_batch=spd.time_to_first_token_s, requests_per_hour_per_copy=per_hour,
+        requests_per_day_per_copy=per_hour * 24,
         output_tokens_per_s_per_copy=b * req.output_tokens / t, prompt_tokens_per_s_per_copy=b * req.prompt_tokens / t,
         hours_one_copy=hours, prefill_hours_one_copy=prefill_h, gpu_hours=hours * req.gpus,
         deadline_hours=req.deadline_hours, copies_for_deadline=copies, hours_at_that_count=hours_at,

@@ -57,7 +57,7 @@ def plan(q: Query, done: Done | None = None) -> list[Call]:
         return _largest_model_calls(q) + [_guide(q)]
     calls: list[Call] = []
     m = model_args(q)
-    if m and q.gpus and is_generation_job(q) and "recommend" not in intents:
+    if m and q.gpus and (is_generation_job(q) or q.solve_for == "max_requests") and "recommend" not in intents:
         return _job_calls(q, m) + [_guide(q)]  # how long, how many GPUs, what it costs: one job, sized once
     image = bool(q.model) and is_image_pipeline(q.model)
     if image:

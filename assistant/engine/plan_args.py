@@ -19,6 +19,7 @@ DEFAULTS = {
     "finetune_method": "lora",
     "tokens_per_example": 512,
     "output_tokens": 256,
+    "nominal_requests": 100_000,  # a capacity question ("requests a day one GPU handles") is sized on this many
     "nominal_run_tokens": 1e8,  # a fine-tune with no data size is timed and costed per 100M tokens, said so  # a generation job's length per request when only its total is given (the speed tool's)
     "billing_gpu": "A100",
     "billing_hours": 20 / 60,
@@ -67,6 +68,8 @@ def job_requests(q: Query) -> int:
     """The prompts a generation job runs: the rows given, else the tokens to write / the output per request."""
     if q.examples:
         return int(q.examples)
+    if not q.generated_tokens:  # "how many requests a day can one L40S handle?": the rates of a nominal job
+        return DEFAULTS["nominal_requests"]
     per = q.output_tokens or DEFAULTS["output_tokens"]
     return max(1, -(-int(q.generated_tokens or 0) // per))
 

@@ -21,7 +21,7 @@ INTENTS = ("fit", "speed", "train_time", "prices", "cost", "recommend", "compare
 
 Intent = Literal["fit", "speed", "train_time", "prices", "cost", "recommend", "compare", "guide", "help", "out_of_scope"]
 SolveFor = Literal["max_context", "max_batch", "max_params", "min_gpu_count", "min_gpu_memory", "cheapest_gpu",
-                   "fastest_gpu", "largest_gpu"]
+                   "fastest_gpu", "largest_gpu", "max_requests"]
 SOLVE_FOR = get_args(SolveFor)
 
 # Facts a user states. Everything else in Query is bookkeeping (language, coverage, carried-over fields).

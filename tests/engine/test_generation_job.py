@@ -52,3 +52,16 @@ def test_a_deadline_gives_the_copies_first(adv):
     head = a.answer.split("\n\n")[1]
     assert head.startswith(f"**To finish within 24 h: {copies} copies ({copies * gen['gpus_per_copy']} x H100")
     assert not [c for c in a.tool_calls if c.name == "speed_estimator"]  # no batch-1 speed beside the job
+
+
+def test_the_requests_a_day_one_gpu_handles(adv):
+    a = adv.ask("Roughly how many requests per day can one L40S handle for a Mistral 7B classification endpoint, if "
+                "each request is ~600 prompt tokens and ~10 output tokens?")
+    assert a.query["solve_for"] == "max_requests"
+    (c,) = [c for c in a.tool_calls if c.name == "cost_estimator"]
+    g = c.result["generation_job"]
+    assert g["requests_per_day_per_copy"] == pytest.approx(g["requests_per_hour_per_copy"] * 24)
+    # prefill-bound: 600 tokens x 7.2e9 params x 2 FLOPs each on 362 TFLOPS is at most ~42 requests/s (3.6M a day)
+    assert 200_000 < g["requests_per_day_per_copy"] < 3_600_000
+    head = a.sections["headline"][0]
+    assert head["code"] == "solve.max_requests" and "Prompts to run" not in a.answer

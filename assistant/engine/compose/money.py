@@ -212,6 +212,11 @@ def _job_numbers(r: dict[str, Any]) -> list:
     out = []
     tr = r.get("training") or {}
     gen = r.get("generation_job") or {}
+    if gen and r.get("nominal_job"):  # a capacity question: the rates, not a nominal job's totals
+        return [kn("num.requests_per_day", gen["requests_per_day_per_copy"], "int"),
+                kn("num.job_batch", gen["batch"], "int"),
+                kn("num.read_per_copy", gen["prompt_tokens_per_s_per_copy"], "tok_s"),
+                kn("num.written_per_copy", gen["output_tokens_per_s_per_copy"], "tok_s")]
     if tr.get("tokens_per_s"):
         out.append(kn("num.train_throughput", tr["tokens_per_s"], "tok_s"))
     if gen:
@@ -284,7 +289,8 @@ def cost_part(q: Query, done: Done, s: Sections) -> None:
     if len(cs) == 1:
         a, r = cs[0]
         s.headline += _cost_headline(q, a, r)
-        s.key_numbers += _serve_numbers(r["serving"]) if "serving" in r else _job_numbers(r)
+        s.key_numbers += _serve_numbers(r["serving"]) if "serving" in r else \
+            _job_numbers(r | ({"nominal_job": True} if q.solve_for == "max_requests" else {}))
     else:
         _cost_compare(q, cs, s)
     seen: set[str] = set()
@@ -300,7 +306,7 @@ def cost_part(q: Query, done: Done, s: Sections) -> None:
     gens = [(a, r["generation_job"]) for a, r in cs if r.get("generation_job")]
     if any("serving" in r for _, r in cs):
         s.explanation.append(Finding(code="why.spot_serving", passage_id="ga-34"))
-    elif gens:
+    elif gens and q.solve_for != "max_requests":  # a job (not an endpoint's capacity): restartable, spot suits it
         s.explanation.append(Finding(code="why.spot_batch", passage_id="ga-34"))
     elif any((r.get("spot") or {}).get("cost_usd") is not None for _, r in cs) and q.spot:
         s.explanation.append(Finding(code="why.spot_checkpoints", passage_id="ft-27"))
@@ -401,6 +407,13 @@ def _cost_lines(q: Query, a: dict[str, Any], r: dict[str, Any]) -> list[Finding]
     if r.get("on_demand_cost_usd") is not None:
         out.append(Finding(code="cost.job", params=base | {"hours": q_(r.get("runtime_hours"), "h"), "how": how,
                                                            "usd": q_(r["on_demand_cost_usd"], "usd")}))
+    if q.solve_for == "max_requests" and r.get("generation_job"):  # the capacity asked: requests a day, first
+        g = r["generation_job"]
+        out.insert(0, Finding(code="solve.max_requests", params={
+            "gpu": gpu, "per_day": q_(round(g["requests_per_day_per_copy"]), "int"),
+            "per_hour": q_(round(g["requests_per_hour_per_copy"]), "int"), "prompt": q_(g["prompt_tokens"], "tokens"),
+            "output": q_(g["output_tokens"], "tokens"), "batch": q_(g["batch"], "int")}))
+        return out[:1]  # a nominal job's hours and bill answer nothing asked
     gen = _generation_lines(r.get("generation_job"), gpu)
     out = gen[1:] + out + gen[:1] if len(gen) > 1 else out + gen  # a deadline asks how many: that answer first
     sp = r.get("spot") or {}
