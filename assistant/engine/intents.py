@@ -167,7 +167,10 @@ def _explain_or_observe(t: str, q: Query) -> None:
     q.explain = bool(q.topics) and bool(asks) and not q.observed
     if not (q.explain or q.observed):
         return
-    rent = _hint("which_gpu", t) or priced or bool(q.budget_usd_total or q.budget_usd_per_hour)
+    rent = _hint("which_gpu", t) or priced or bool(q.budget_usd_total or q.budget_usd_per_hour) or \
+        bool(q.both_pricing and q.duration_hours and q.has_gpu)  # "3-day run on 8 A100s: spot or on-demand?": costed
+    if rent and q.both_pricing and q.duration_hours and q.has_gpu and "cost" not in q.intents:
+        q.intents.append("cost")
     keep = [i for i in q.intents if i not in ("guide", "help", "out_of_scope")
             and (rent or i not in ("prices", "cost", "recommend"))]
     training = q.method in ("full", "lora", "qlora", "finetune")

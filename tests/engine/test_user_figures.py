@@ -109,3 +109,14 @@ def test_the_tokens_a_training_budget_buys(adv):
     # $500 / $2 = 250 h; 250 h x 3,600 s x the training rate
     assert bb["hours"] == pytest.approx(250) and bb["tokens"] == pytest.approx(250 * 3600 * tps)
     assert a.sections["headline"][0]["code"] == "cost.budget_buys_training"
+
+
+def test_spot_or_on_demand_for_a_stated_run_is_costed_beside_the_explanation(adv):
+    a = adv.ask("3 din ki full fine tuning job hai 8x A100 80GB pe, checkpoint har 2 ghante baad save hota hai. spot "
+                "lun ya on-demand? risk zyada to nahi?")
+    (c,) = [c for c in a.tool_calls if c.name == "cost_estimator"]
+    assert c.args["hours"] == 72 and c.args["checkpoint_every_h"] == 2 and c.args["gpus"] == 8
+    sp = c.result["spot"]
+    assert sp["assumptions"]["checkpoint_every_h"] == 2 and sp["saves_usd"] == pytest.approx(
+        c.result["on_demand_cost_usd"] - sp["cost_usd"])
+    assert "Spot saves about" in a.answer or "Spot costs about" in a.answer
