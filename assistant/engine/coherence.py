@@ -8,7 +8,8 @@ Each rule reads the resolved scenarios (scenario.py) and this turn's tool calls,
 - `filters`: every offer a tool returns for the answer is in the regions and providers asked for, and
   no spot offer is used when the user ruled spot out;
 - `per_user_speed`: the speed for one user is at most the total throughput of the batch;
-- `tensor_parallel`: a tensor-parallel degree divides the model's attention heads.
+- `tensor_parallel`: a tensor-parallel degree divides the model's attention heads (a layer split, llama.cpp's,
+  takes any GPU count).
 A violation is a defect to fix: `benchmarks/` counts them over the evaluation questions (target 0).
 """
 
@@ -18,7 +19,7 @@ __all__ = ["check"]
 
 from typing import Any
 
-from knowledge.catalog import resolve_model
+from knowledge.catalog import resolve_engine, resolve_model
 from knowledge.prices.regions import locate, resolve_place
 from tools.errors import AdvisorError
 
@@ -90,6 +91,13 @@ def _heads(model: Any) -> int | None:
         return None
 
 
+def _layer_split(engine: Any) -> bool:
+    try:
+        return bool(engine) and resolve_engine(str(engine)).multi_gpu == "layer"
+    except AdvisorError:
+        return False
+
+
 def _speed_rule(done: list[Any]) -> list[dict[str, str]]:
     out = []
     for name, args, r in done:
@@ -99,7 +107,8 @@ def _speed_rule(done: list[Any]) -> list[dict[str, str]]:
         if isinstance(one, (int, float)) and isinstance(total, (int, float)) and one > total * 1.0001:
             out.append({"rule": "per_user_speed", "detail": f"{one:.1f} tok/s per user above {total:.1f} in total"})
         tp, heads = (r.get("inputs") or {}).get("gpus"), _heads((r.get("inputs") or {}).get("model"))
-        if isinstance(tp, int) and isinstance(heads, int) and tp > 1 and heads % tp:
+        split_by_layers = _layer_split(r.get("engine"))  # llama.cpp splits layers: any GPU count
+        if isinstance(tp, int) and isinstance(heads, int) and tp > 1 and heads % tp and not split_by_layers:
             out.append({"rule": "tensor_parallel", "detail": f"{tp}-way tensor parallelism over {heads} heads"})
     return out
 

@@ -42,3 +42,14 @@ def test_off_topic_writing_is_declined(text):
 ])
 def test_regions_named(text, regions):
     assert sorted(understand(text).regions) == sorted(regions)
+
+
+def test_every_fact_has_a_label_in_both_languages():
+    import json
+    from pathlib import Path
+
+    from assistant.engine.query import FACT_FIELDS
+    messages = Path(__file__).resolve().parents[2] / "assistant" / "engine" / "messages"
+    for lang in ("en", "ur"):
+        catalog = json.loads((messages / f"{lang}.json").read_text(encoding="utf-8"))
+        assert not [f for f in FACT_FIELDS if f"field.{f}" not in catalog], lang  # "carried over" names each fact
