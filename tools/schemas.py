@@ -53,6 +53,12 @@ DEFAULT_ENGINE = "vllm"
 # (EngineArgs --gpu-memory-utilization, docs.vllm.ai/en/latest/configuration/engine_args.html), so a fit that
 # needs more than 90 % runs only with that flag raised
 ENGINE_MEMORY_RESERVE = {"vllm": 0.10, "vllm-v0": 0.10}
+
+
+def engine_memory_reserve(engine: str | None) -> float:
+    """Share of each GPU's memory a serving engine keeps back by default (the serving default engine when None;
+    0 for an engine that allocates as it goes)."""
+    return ENGINE_MEMORY_RESERVE.get(engine or DEFAULT_ENGINE, 0.0)
 MAX_PARAMS_B = 1_000_000.0  # one quadrillion parameters: beyond any model, still finite arithmetic
 MAX_SEQ_LEN = 100_000_000
 MAX_BATCH = 1_000_000

@@ -237,6 +237,7 @@ class BatchJob(BaseModel):
     gpu_hours: float
     deadline_hours: float | None = None
     copies_for_deadline: int | None = None
+    gpus_for_deadline: int | None = Field(None, description="copies x GPUs per copy")
     hours_at_that_count: float | None = None
     formula: str
 
@@ -290,6 +291,7 @@ def batch_generation(a: ModelArch, gpu: GpuSpec, engine: EngineProfile, req: Bat
         output_tokens_per_s_per_copy=b * req.output_tokens / t, prompt_tokens_per_s_per_copy=b * req.prompt_tokens / t,
         hours_one_copy=hours, prefill_hours_one_copy=prefill_h, gpu_hours=hours * req.gpus,
         deadline_hours=req.deadline_hours, copies_for_deadline=copies, hours_at_that_count=hours_at,
+        gpus_for_deadline=copies * req.gpus if copies else None,
         formula=f"{req.requests:,} requests / ({b} per batch / {t:,.2f} s) = {hours:,.2f} h on one copy of {req.gpus} GPU(s)"
                 + (f"; over {req.deadline_hours:g} h: ceil({hours:,.2f} / {req.deadline_hours:g}) = {copies} copies"
                    if copies else ""))

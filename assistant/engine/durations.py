@@ -13,8 +13,8 @@ from knowledge.lexicon import patterns
 def time_role(hours: float, left: str, right: str) -> tuple[str, float]:
     if hours < 1 / 60 and re.search(rf"(?:{patterns('ttft_cues').pattern})[^.?!]{{0,40}}$", left):
         return ("observed_ttft_s", hours * 3600)  # "the first token takes 4 s": a time the user sees, in seconds
-    if re.search(r"checkpoints?\b[^.?!\d]{0,25}$|چیک ?پوائنٹ[^.?!\d]{0,25}$", left) or \
-            re.match(r"\s*\w*\s*(?:pe|par|پر|on)?\s*(?:a |ek )?checkpoint", right):
+    cue = patterns("checkpoint_cues").pattern
+    if re.search(rf"(?:{cue})[^.?!\d]{{0,25}}$", left) or re.match(rf"\s*\w*\s*(?:pe|par|پر|on)?\s*(?:a |ek )?(?:{cue})", right):
         return ("checkpoint_every_hours", hours)  # "checkpoint every 30 min", "checkpoint har 30 min pe save"
     if hours == 24 and re.match(r"\s*\w*\s*(?:/\s*7|a day|chal|چل|run|non-?stop|round the clock)", right):
         return ("_always_on", hours)  # "24 گھنٹے چلے گا", "24 hours a day": always on, not a one-day job

@@ -46,9 +46,12 @@ def _tables(word_locales: frozenset[str] | None = None) -> tuple[dict[str, float
         if word_locales is None or loc in word_locales:
             words.update({k: float(v) for k, v in lx.get("number_words", {}).items()})
         scales.update({k: float(v) for k, v in lx.get("scale_words", {}).items()})
+    negative = sorted({w for lx in lexicon().values() for w in lx.get("negative_words", [])}, key=len, reverse=True)
     scale_alt = "|".join(sorted((re.escape(s) for s in scales), key=len, reverse=True))
     word_alt = "|".join(sorted((re.escape(w) for w in words), key=len, reverse=True))
-    digit = (r"(?<![\w.])(?P<neg>(?:minus|negative|منفی)\s+)?(?P<num>(?:(?<=[\s(=:,])-|^-)?(?:\d{1,3}(?:,\d{2,3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[+-]?\d+)?|\.\d+))"
+    neg_alt = "|".join(map(re.escape, negative)) or "(?!)"
+    digit = (rf"(?<![\w.])(?P<neg>(?:{neg_alt})\s+)?"  # "minus 2000 tokens" (lexicon negative_words)
+             r"(?P<num>(?:(?<=[\s(=:,])-|^-)?(?:\d{1,3}(?:,\d{2,3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:e[+-]?\d+)?|\.\d+))"
              rf"(?:[\s-]?(?P<scale>{scale_alt})(?:\s+(?P<scale2>{scale_alt})(?![\w\u0600-\u06ff/]))?(?![a-z0-9\u0600-\u06ff/]))?")
     wordnum = (rf"(?<![\w\u0600-\u06ff])(?P<w>(?:(?:{word_alt}|{scale_alt})(?:[\s-]+(?:and\s+)?)?)*(?:{word_alt}|{scale_alt}))"
                r"(?![\w\u0600-\u06ff])")

@@ -19,7 +19,7 @@ from assistant.engine.plan_args import (speed_args, DEFAULTS, MAX_SIDES, Call, D
 from assistant.engine.plan_forward import relaxations, second_round
 from tools.load import TRAFFIC_FIELDS
 from tools.recommend import MAX_HOURS_PER_MONTH
-from tools.schemas import DEFAULT_ENGINE, ENGINE_MEMORY_RESERVE
+from tools.schemas import engine_memory_reserve
 from assistant.engine.query import Query
 from knowledge.catalog import is_image_pipeline
 
@@ -189,7 +189,7 @@ def _solve_calls(q: Query) -> list[Call]:
             args.pop("gpus", None)
             if is_training(q):  # FSDP shards a fine-tune over many nodes; tensor parallelism stays within 64
                 args["max_gpus"] = DEFAULTS["max_training_gpus"]
-        reserve = ENGINE_MEMORY_RESERVE.get(q.engine or DEFAULT_ENGINE)
+        reserve = engine_memory_reserve(q.engine)
         if reserve and not is_training(q):
             args["headroom_fraction"] = reserve  # served: solved within the memory the engine allocates
         out.append({"name": "solve_for", "args": args})
@@ -281,7 +281,7 @@ def _job_calls(q: Query, m: dict[str, Any]) -> list[Call]:
     calls = []
     for g in q.gpus[:MAX_SIDES]:
         a: dict[str, Any] = m | {"gpu": g, "requests": job_requests(q), "prompt_tokens": q.prompt_tokens,
-                                 "output_tokens": q.output_tokens or (DEFAULTS["output_tokens"] if q.generated_tokens else None),
+                                 "output_tokens": q.output_tokens,  # else the tool's default, as job_requests counts
                                  "deadline_hours": q.deadline_hours, "precision": q.precision, "engine": q.engine,
                                  "gpus": count_for(q, g), "provider": q.providers[0] if q.providers else None,
                                  "region": q.regions[0] if q.regions else None, "price_usd_per_hour": _stated_price(q, g)}

@@ -12,15 +12,17 @@ from typing import Any
 from assistant.engine.query import Query
 from knowledge.catalog import is_image_pipeline, resolve_engine
 from tools.schemas import DEFAULT_ENGINE, ENGINE_PREFILL_CHUNK_TOKENS
+from tools.serving import BatchJobRequest
 from tools.units import weight_format
 
 DEFAULTS = {
     "context_tokens": 4096,
     "finetune_method": "lora",
     "tokens_per_example": 512,
-    "output_tokens": 256,
+    # a generation job's length per request when only its total is given: the batch-job tool's own default
+    "output_tokens": BatchJobRequest.model_fields["output_tokens"].default,
     "nominal_requests": 100_000,  # a capacity question ("requests a day one GPU handles") is sized on this many
-    "nominal_run_tokens": 1e8,  # a fine-tune with no data size is timed and costed per 100M tokens, said so  # a generation job's length per request when only its total is given (the speed tool's)
+    "nominal_run_tokens": 1e8,  # a fine-tune with no data size is timed and costed per 100M tokens, said so
     "billing_gpu": "A100",
     "billing_hours": 20 / 60,
     "example_model": "llama-3.1-8b",  # a speed question about a GPU alone: a common 8B model, said so

@@ -253,8 +253,8 @@ def _hourly_role(v: float, left: str, right: str) -> str:
     # H100 at $2/hr": the $2 is what the H100 costs)
     if v <= 0 or cap and (max(cap) >= len(before) - 15 or not (paid and max(paid) > max(cap))):
         return "budget_usd_per_hour"
-    label = re.search(rf"(?:{patterns('spot').pattern}|{patterns('on_demand').pattern})\W*(?:(?:price|rate|ka rate|ki qeemat|"
-                      r"کی قیمت|کا ریٹ|is|=|:|hai|ہے)\W*)*$", before)
+    label = re.search(rf"(?:{patterns('spot').pattern}|{patterns('on_demand').pattern})\W*"
+                      rf"(?:(?:{patterns('price_cues').pattern}|hai|ہے|[=:])\W*)*$", before)  # "spot price is 0.9"
     if label:  # "spot 0.9$/hr aur on-demand 1.8$/hr": each price labelled as the user pays it
         return "price_usd_per_gpu_hour" if patterns("on_demand").match(label.group()) else "spot_price_usd_per_gpu_hour"
     if patterns("price_cues").search(before) or patterns("price_cues").search(after.split(",")[0]):

@@ -22,6 +22,7 @@ from knowledge.catalog import is_image_pipeline, other_model, resolve_model as _
 from knowledge.language import detect_language
 from knowledge.lexicon import lexicon, pattern_map, patterns
 from knowledge.prices.regions import country_words, resolve_place
+from tools.serving import HOURS_PER_MONTH
 from tools.units import weight_format
 from tools.schemas import KV_PRECISIONS
 from assistant.engine.names import (Span, find_concepts, find_gpus, find_instances, find_models, find_providers,
@@ -156,7 +157,9 @@ def _prices_per_card(t: str, q: Query, gpus: list) -> None:
         at = t.find(w)
         before = [g for g in gpus if g.end <= at and g.value in q.gpus]
         if at >= 0 and before:
-            out.setdefault(max(before, key=lambda g: g.end).value, float(re.sub(r"[^\d.]", "", w)))
+            nums = find_numbers(w)  # the price as numbers.py reads it
+            if nums:
+                out.setdefault(max(before, key=lambda g: g.end).value, nums[0].value)
     if len(out) >= 2:
         q.gpu_prices = out
 
@@ -198,8 +201,8 @@ def _images_a_day(t: str, q: Query) -> None:
         return
     q.images_per_day = q.images
     q.number_uses[written] = "images_per_day"
-    if q.duration_hours == 730:  # "... a day, what will the month cost?": the month's images are the job
-        q.images = round(q.images * 730 / 24)
+    if q.duration_hours == HOURS_PER_MONTH:  # "... a day, what will the month cost?": the month's images are the job
+        q.images = round(q.images * HOURS_PER_MONTH / 24)
 
 
 def _generation_job(q: Query) -> None:
@@ -464,13 +467,13 @@ def _office_hours(t: str, q: Query) -> None:
     if not patterns("office_hours").search(t):
         return
     m = _HOUR_RANGE.search(t)
-    if not m and q.duration_hours and q.duration_hours != 730:  # 730: "a month", which office hours narrow
+    if not m and q.duration_hours and q.duration_hours != HOURS_PER_MONTH:  # "a month", which office hours narrow
         return  # "8 hours a day for 22 working days": the hours were stated (176), not office hours assumed
     a, b = (int(m.group(1)), int(m.group(2))) if m else (9, 18)
     if b <= a:
         b += 12  # "9 to 6": 9 am to 6 pm
     per_day = b - a if 0 < b - a <= 24 else 9
-    days_m = re.search(r"(?<![\d.])(\d{1,2})\s*(?:working|work|business|office|kaam ke|کام کے)\s*(?:days|din|دن)", t)
+    days_m = re.search(rf"(?<![\d.])(\d{{1,2}})\s*(?:{patterns('working_days').pattern})", t)
     days = float(days_m.group(1)) if days_m and 1 <= int(days_m.group(1)) <= 31 else WEEKDAYS_PER_MONTH
     if days_m:  # "22 working days": the month's days as the user counts them
         q.number_uses[days_m.group(1)] = "duration_hours"

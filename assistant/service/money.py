@@ -67,8 +67,10 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
                           tokens_per_example=tokens_per_example, epochs=epochs, prompt_tokens=prompt_tokens,
                           output_tokens=output_tokens, **spot)
     job = requests is not None and not serve
-    if job and gpus is None:
-        gpus = _gpus_per_copy(model, config, params_b, gpu, engine, precision, prompt_tokens, output_tokens)
+    gen = None
+    if job and gpus is None and not (model is None and config is None and params_b is None):
+        gpus, gen = _job_on_fewest_gpus(model, config, params_b, gpu, engine, precision, prompt_tokens, output_tokens,
+                                        requests, deadline_hours)
     n = gpus or 1
     hrs = _finite_nonneg("hours", hours, 1e6)
     storage_gb = _finite_nonneg("storage_gb", storage_gb, 1e9)
@@ -93,7 +95,7 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
                            dict(serve=serve, job=job, hours=hrs, budget_usd=budget_usd, engine=engine,
                                 precision=precision, batch=batch, prompt_tokens=prompt_tokens, output_tokens=output_tokens,
                                 traffic=traffic, tokens_per_day=tokens_per_day, requests=requests,
-                                deadline_hours=deadline_hours, api_usd_per_million_tokens=api_usd_per_million_tokens,
+                                deadline_hours=deadline_hours, api_usd_per_million_tokens=api_usd_per_million_tokens, gen=gen,
                                 method=method, dataset_tokens=dataset_tokens,
                                 examples=examples, tokens_per_example=tokens_per_example, epochs=epochs))
     inputs |= extra
@@ -133,8 +135,9 @@ def _runtime(ref: dict[str, Any], gpu: str, n: int, price: float | None, prov: s
     if w["job"]:
         if not has_model:
             raise InvalidCombination("a generation job's cost needs the model (--model, --config or --params-b)")
-        gen = _generation_job(*ref.values(), gpu, n, w["engine"], w["precision"], w["prompt_tokens"],
-                              w["output_tokens"], w["requests"], w["deadline_hours"])
+        gen = w["gen"] if w["gen"] is not None and w["gen"].gpus_per_copy == n else \
+            _generation_job(*ref.values(), gpu, n, w["engine"], w["precision"], w["prompt_tokens"],
+                            w["output_tokens"], w["requests"], w["deadline_hours"])  # (an instance of n GPUs taken)
         return {"runtime_hours": gen.hours_one_copy}, {"generation_job": gen.model_dump()}
     if w["budget_usd"] is not None and not has_model:
         h = _budget_hours(w["budget_usd"], price, prov)
@@ -164,18 +167,19 @@ def _generation_job(model: str | None, config: str | None, params_b: float | Non
     return batch_generation(resolve_model_arch(model, config, params_b), resolve_gpu(gpu).gpu, resolve_engine(engine), req)
 
 
-def _gpus_per_copy(model: str | None, config: str | None, params_b: float | None, gpu: str, engine: str | None,
-                   precision: str | None, prompt_tokens: int | None, output_tokens: int | None) -> int | None:
-    """The fewest GPUs (1, 2, 4, 8) one copy of the model needs to run a job's sequences (None: 1, or no model)."""
-    if model is None and config is None and params_b is None:
-        return None
+def _job_on_fewest_gpus(model: str | None, config: str | None, params_b: float | None, gpu: str, engine: str | None,
+                        precision: str | None, prompt_tokens: int | None, output_tokens: int | None, requests: int,
+                        deadline_hours: float | None) -> tuple[int | None, Any]:
+    """(GPUs per copy, the job on them): the fewest of 1, 2, 4, 8 GPUs whose copy runs the job's sequences (None
+    and no job when not even 8 do: the job on 1 GPU then says why)."""
     for k in (1, 2, 4, 8):
         try:
-            _generation_job(model, config, params_b, gpu, k, engine, precision, prompt_tokens, output_tokens, 1, None)
-            return k if k > 1 else None
+            job = _generation_job(model, config, params_b, gpu, k, engine, precision, prompt_tokens, output_tokens,
+                                  requests, deadline_hours)
+            return (k if k > 1 else None), job
         except InvalidCombination:
             continue
-    return None
+    return None, None
 
 
 def _hourly_price(given: Any, provider: str | None, offer: Any, spot_offer: Any, what: str

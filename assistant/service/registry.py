@@ -23,7 +23,7 @@ from assistant.service import models, money, offers, planning
 from knowledge import concepts
 from tools.errors import AdvisorError
 from tools.recommend import RecommendRequest
-from tools.schemas import DEFAULT_ENGINE, ENGINE_MEMORY_RESERVE, TIGHT_HEADROOM_FRACTION, PriceQuery, VramRequest
+from tools.schemas import TIGHT_HEADROOM_FRACTION, PriceQuery, VramRequest, engine_memory_reserve
 from tools.solve import JobReplicasRequest, SolveResult, job_replicas
 from tools.throughput import SpeedRequest
 from tools.training import TrainRequest
@@ -287,8 +287,7 @@ def _levers(**kw: Any) -> dict:
     # a way forward must run as suggested: served, within what the engine allocates (vLLM: 90 %); trained, with the
     # tight-fit margin free (fragmentation, spikes)
     serving = kw.get("method", "inference") == "inference"
-    goal["headroom_fraction"] = ENGINE_MEMORY_RESERVE.get(kw.get("engine") or DEFAULT_ENGINE, TIGHT_HEADROOM_FRACTION) \
-        if serving else TIGHT_HEADROOM_FRACTION
+    goal["headroom_fraction"] = max(engine_memory_reserve(kw.get("engine")) if serving else 0.0, TIGHT_HEADROOM_FRACTION)
     return planning.levers(**_vram_request(kw), goal=goal).model_dump()
 
 

@@ -33,6 +33,8 @@ from assistant.engine.query import NUMBER_FACTS, Query
 from assistant.engine.render.catalog import message
 from knowledge.catalog import gpu_names, is_image_pipeline, resolve_gpu
 from knowledge.prices.regions import resolve_place
+from tools.errors import AdvisorError, UnknownName
+from tools.units import BYTES_PER_GIB
 
 _PARTS = {"solve": solve_part, "vram_calculator": fit_part, "speed_estimator": speed_part, "training_time": train_part,
           "cost_estimator": cost_part, "recommend_gpus": recommend_part, "price_query": prices_part,
@@ -278,7 +280,6 @@ def _unknown_names_from_query(q: Query, s: Sections, seen_names: set[str]) -> No
 def _close(kind: str, name: str) -> list[str]:
     """Closest catalog names, as the catalog's resolver suggests them."""
     from knowledge import catalog
-    from tools.errors import AdvisorError, UnknownName
 
     try:
         (catalog.resolve_model if kind == "model" else catalog.resolve_gpu)(name)
@@ -371,11 +372,12 @@ def _memory_conflict(q: Query) -> Finding | None:
     _, families = gpu_names()
     try:
         family = resolve_gpu(q.gpus[0]).gpu.family or q.gpus[0]
-    except Exception:  # noqa: BLE001 - a name the catalog does not know has no sizes to weigh
+    except AdvisorError:  # a name the catalog does not know has no sizes to weigh
         return None
     members = families.get(re.sub(r"[^a-z0-9]", "", family.lower()), [])
     sizes = sorted({m.memory_gib for m in members if m.memory_gib})
-    if not sizes or any(abs(g - q.gpu_memory_gb) <= 0.1 * g or abs(g * 1.073741824 - q.gpu_memory_gb) <= 0.1 * g
+    gb_per_gib = BYTES_PER_GIB / 1e9  # a size said in GB or in GiB
+    if not sizes or any(abs(g - q.gpu_memory_gb) <= 0.1 * g or abs(g * gb_per_gib - q.gpu_memory_gb) <= 0.1 * g
                         for g in sizes):
         return None
     more = all(g > q.gpu_memory_gb for g in sizes)

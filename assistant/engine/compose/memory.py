@@ -353,28 +353,32 @@ def train_assumptions(q: Query, args: dict[str, Any], r: dict[str, Any]) -> list
     return out
 
 
+def _band(performance: float) -> str:
+    """What the user sees against the estimate for the same setup, as a share of the estimate's performance:
+    under six tenths is well below, over a quarter more is above; the estimate's own error is about a tenth
+    (README, 'Performance and accuracy'), so both are well outside it."""
+    return "below" if performance < 0.6 else "above" if performance > 1.25 else "near"
+
+
 def _observed_time(observed_s: float, expected_s: float, prompt: Any, s: Sections) -> None:
-    """A time to the first token the user sees, beside the estimate for the same prompt: well over it (over
-    1/0.6 of it: something waits before prefill), about it, or under it (under 0.8 of it)."""
-    how = "slow" if observed_s > expected_s / 0.6 else "fast" if observed_s < 0.8 * expected_s else "near"
+    """A time to the first token the user sees, beside the estimate for the same prompt (a time: the estimate
+    over what is seen is its performance)."""
+    how = {"below": "slow", "above": "fast", "near": "near"}[_band(expected_s / observed_s)]
     s.headline.insert(0, Finding(code=f"diagnose.ttft_{how}", params={
         "observed": q_(user_number(observed_s), "s"), "expected": q_(expected_s, "s"), "prompt": q_(prompt, "tokens")}))
 
 
 def _observed_training(observed: float, expected: float, s: Sections) -> None:
-    """A training run's tokens/s the user sees, beside the training estimate for the same run (same bands as
-    _observed_speed: under six tenths is well below, over a quarter more is above)."""
-    how = "below" if observed < 0.6 * expected else "above" if observed > 1.25 * expected else "near"
-    s.headline.insert(0, Finding(code=f"diagnose.train_{how}", params={
+    """A training run's tokens/s the user sees, beside the training estimate for the same run."""
+    s.headline.insert(0, Finding(code=f"diagnose.train_{_band(observed / expected)}", params={
         "observed": q_(user_number(observed), "tok_s"), "expected": q_(expected, "tok_s")}))
 
 
 def _observed_speed(observed: float, r: dict[str, Any], s: Sections, offloaded: bool = False) -> None:
     """A speed the user sees, beside the estimate for the same setup: well below (a cause to find), about
-    right, or above it. Below is under six tenths of the estimate, above over a quarter more: the estimate's
-    own error is about a tenth (README, 'Performance and accuracy'), so these are well outside it."""
+    right, or above it (_band)."""
     expected = r["decode_tokens_per_s"]
-    how = "below" if observed < 0.6 * expected else "above" if observed > 1.25 * expected else "near"
+    how = _band(observed / expected)
     if offloaded and how == "below":
         how = "offload"  # the estimate is for every layer on the GPU, which this setting does not allow
     s.headline.insert(0, Finding(code=f"diagnose.{how}", params={

@@ -455,7 +455,7 @@ def _generation_lines(gen: dict[str, Any] | None, gpu: str) -> list[Finding]:
     elif copies:
         out.append(Finding(code="cost.generation_deadline", params={
             "deadline": q_(user_number(gen["deadline_hours"]), "h"), "copies": copies,
-            "gpus": f"{copies * gen['gpus_per_copy']} x {gpu.split(' x ')[-1]}", "hours_at": q_(gen["hours_at_that_count"], "h"),
+            "gpus": f"{gen['gpus_for_deadline']} x {gpu.split(' x ')[-1]}", "hours_at": q_(gen["hours_at_that_count"], "h"),
             "gpu_hours": q_(gen["gpu_hours"], "h")}))
     return out
 
