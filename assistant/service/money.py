@@ -66,8 +66,7 @@ def cost(*, gpu: str, gpus: int | None = None, provider: str | None = None, regi
                           hours=hours, method=method, dataset_tokens=dataset_tokens, examples=examples,
                           tokens_per_example=tokens_per_example, epochs=epochs, prompt_tokens=prompt_tokens,
                           output_tokens=output_tokens, **spot)
-    job = requests is not None and not serve
-    gen = None
+    job, gen = requests is not None and not serve, None
     if job and gpus is None and not (model is None and config is None and params_b is None):
         gpus, gen = _job_on_fewest_gpus(model, config, params_b, gpu, engine, precision, prompt_tokens, output_tokens,
                                         requests, deadline_hours)
